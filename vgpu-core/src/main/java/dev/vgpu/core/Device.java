@@ -1,0 +1,126 @@
+package dev.vgpu.core;
+
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * One advertisable device: what a source found and the kubelet will see.
+ *
+ * <p>Health is not part of a device; it is runtime state owned by the device plugin.
+ *
+ * @param id         the kubelet device id: the BDF for PCI functions, the UUID for mediated devices (1-63
+ *                   printable ASCII characters without whitespace or {@code /})
+ * @param resource   the resource it is advertised under
+ * @param source     the name of the {@link dev.vgpu.core.spi.DeviceSource} that found it
+ * @param attachment how it is handed to a VM
+ * @param parent     the physical GPU: the PF of a VF or the parent of an mdev; empty for passthrough
+ * @param iommuGroup the IOMMU group number as the kernel names it, when known
+ * @param numaNode   the NUMA node, only when the kernel reports a non-negative one
+ * @param vfioCdev   the VFIO device cdev name (e.g. {@code vfio3}) from {@code <bdf>/vfio-dev/}, when present
+ */
+public record Device(String id, ResourceName resource, String source, Attachment attachment,
+                     Optional<PciAddress> parent, Optional<String> iommuGroup, OptionalInt numaNode,
+                     Optional<String> vfioCdev) {
+
+    /** Validates every field. */
+    public Device {
+        requireToken(id, "device id");
+        Objects.requireNonNull(resource, "resource");
+        requireToken(source, "source name");
+        Objects.requireNonNull(attachment, "attachment");
+        Objects.requireNonNull(parent, "parent");
+        Objects.requireNonNull(iommuGroup, "iommuGroup");
+        Objects.requireNonNull(numaNode, "numaNode");
+        Objects.requireNonNull(vfioCdev, "vfioCdev");
+        iommuGroup.ifPresent(g -> requireToken(g, "IOMMU group"));
+        vfioCdev.ifPresent(c -> requireToken(c, "VFIO cdev"));
+        if (numaNode.isPresent() && numaNode.getAsInt() < 0) {
+            throw new IllegalArgumentException("NUMA node must be non-negative, got " + numaNode.getAsInt());
+        }
+    }
+
+    /** Starts a device with the required fields; optional ones default to empty. */
+    public static Builder builder(String id, ResourceName resource, String source, Attachment attachment) {
+        return new Builder(id, resource, source, attachment);
+    }
+
+    /** The PCI address of a {@link Attachment#VFIO_PCI} device; empty for mediated devices. */
+    public Optional<PciAddress> pciAddress() {
+        return attachment == Attachment.VFIO_PCI && PciAddress.isValid(id) ? Optional.of(PciAddress.parse(id))
+                : Optional.empty();
+    }
+
+    /** A copy advertised under another resource. */
+    public Device withResource(ResourceName other) {
+        return new Device(id, other, source, attachment, parent, iommuGroup, numaNode, vfioCdev);
+    }
+
+    private static void requireToken(String value, String what) {
+        if (value == null || value.isEmpty() || value.length() > 63) {
+            throw new IllegalArgumentException(what + " must be 1-63 characters, got "
+                    + (value == null ? "null" : "\"" + PciAddress.printable(value) + "\""));
+        }
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c <= 0x20 || c >= 0x7f || c == '/' || c == ',') {
+                throw new IllegalArgumentException(what + " contains a forbidden character: \""
+                        + PciAddress.printable(value) + "\"");
+            }
+        }
+    }
+
+    /** Fluent construction of a {@link Device}; not thread-safe. */
+    public static final class Builder {
+        private final String id;
+        private final ResourceName resource;
+        private final String source;
+        private final Attachment attachment;
+        private Optional<PciAddress> parent = Optional.empty();
+        private Optional<String> iommuGroup = Optional.empty();
+        private OptionalInt numaNode = OptionalInt.empty();
+        private Optional<String> vfioCdev = Optional.empty();
+
+        private Builder(String id, ResourceName resource, String source, Attachment attachment) {
+            this.id = id;
+            this.resource = resource;
+            this.source = source;
+            this.attachment = attachment;
+        }
+
+        /** The physical GPU this device lives on. */
+        public Builder parent(PciAddress value) {
+            parent = Optional.ofNullable(value);
+            return this;
+        }
+
+        /** The IOMMU group number. */
+        public Builder iommuGroup(String value) {
+            iommuGroup = Optional.ofNullable(value);
+            return this;
+        }
+
+        /** The NUMA node; a negative value (the kernel's -1, "unknown") leaves it empty. */
+        public Builder numaNode(int value) {
+            numaNode = value < 0 ? OptionalInt.empty() : OptionalInt.of(value);
+            return this;
+        }
+
+        /** The NUMA node, empty when unknown. */
+        public Builder numaNode(OptionalInt value) {
+            numaNode = value;
+            return this;
+        }
+
+        /** The VFIO device cdev name, e.g. {@code vfio3}. */
+        public Builder vfioCdev(String value) {
+            vfioCdev = Optional.ofNullable(value);
+            return this;
+        }
+
+        /** Builds and validates the device. */
+        public Device build() {
+            return new Device(id, resource, source, attachment, parent, iommuGroup, numaNode, vfioCdev);
+        }
+    }
+}

@@ -1,0 +1,153 @@
+package dev.vgpu.core;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Device names from the pci.ids database, kept only for the vendors asked for.
+ *
+ * <p>The file is read line by line once; lines of other vendors, subsystems and the class section are
+ * skipped without being kept, so a 1.5 MB database costs one pass and a few kilobytes of memory. Matching
+ * follows the file's layout: a vendor line starts with four hex digits, its device lines with one tab and
+ * four hex digits, subsystem lines with two tabs; comments start with {@code #}; the {@code C} class
+ * section ends the vendor list.
+ */
+public final class PciIds {
+
+    /** The NVIDIA PCI vendor id. */
+    public static final String NVIDIA = "10de";
+
+    private static final Logger LOG = LoggerFactory.getLogger(PciIds.class);
+    private static final PciIds EMPTY = new PciIds(Map.of(), Optional.empty());
+
+    /** vendor id (lowercase hex) → device id (lowercase hex) → name. */
+    private final Map<String, Map<String, String>> names;
+    private final Optional<Path> origin;
+
+    private PciIds(Map<String, Map<String, String>> names, Optional<Path> origin) {
+        this.names = names;
+        this.origin = origin;
+    }
+
+    /** A lookup that knows no names. */
+    public static PciIds empty() {
+        return EMPTY;
+    }
+
+    /**
+     * Reads the device names of some vendors from a pci.ids file. A missing file gives an empty lookup; an
+     * unreadable one too, with a warning.
+     */
+    public static PciIds load(Path file, Set<String> vendors) {
+        try (BufferedReader reader = Files.newBufferedReader(file, StandardCharsets.ISO_8859_1)) {
+            return new PciIds(parseNames(reader, vendors), Optional.of(file));
+        } catch (NoSuchFileException e) {
+            return EMPTY;
+        } catch (IOException e) {
+            LOG.warn("cannot read pci.ids file {}, using numeric names: {}", file, e.toString());
+            return EMPTY;
+        }
+    }
+
+    /** The first existing, readable file of the candidates, loaded for the vendors; empty when none is. */
+    public static PciIds loadFirst(List<Path> candidates, Set<String> vendors) {
+        for (Path candidate : candidates) {
+            if (Files.isRegularFile(candidate) && Files.isReadable(candidate)) {
+                return load(candidate, vendors);
+            }
+        }
+        return EMPTY;
+    }
+
+    /** Parses pci.ids text, keeping device names of the vendors asked for. */
+    public static PciIds parse(Reader text, Set<String> vendors) throws IOException {
+        BufferedReader reader = text instanceof BufferedReader b ? b : new BufferedReader(text);
+        return new PciIds(parseNames(reader, vendors), Optional.empty());
+    }
+
+    private static Map<String, Map<String, String>> parseNames(BufferedReader reader, Set<String> vendors)
+            throws IOException {
+        Set<String> wanted = vendors.stream().map(v -> v.toLowerCase(Locale.ROOT)).collect(Collectors.toSet());
+        Map<String, Map<String, String>> result = new HashMap<>();
+        Map<String, String> current = null;
+        String line;
+        while ((line = reader.readLine()) != null) {
+            if (line.isEmpty() || line.charAt(0) == '#') {
+                continue;
+            }
+            char first = line.charAt(0);
+            if (first != '\t') {
+                if (first == 'C' && line.length() > 1 && line.charAt(1) == ' ') {
+                    break;
+                }
+                current = null;
+                if (line.length() >= 4 && isHex4(line, 0)) {
+                    String vendor = line.substring(0, 4).toLowerCase(Locale.ROOT);
+                    if (wanted.contains(vendor)) {
+                        current = result.computeIfAbsent(vendor, v -> new HashMap<>());
+                    }
+                }
+                continue;
+            }
+            if (current == null || line.length() < 6 || line.charAt(1) == '\t' || !isHex4(line, 1)) {
+                continue;
+            }
+            String device = line.substring(1, 5).toLowerCase(Locale.ROOT);
+            String name = line.substring(5).strip();
+            if (!name.isEmpty()) {
+                current.putIfAbsent(device, name);
+            }
+        }
+        result.replaceAll((vendor, devices) -> Map.copyOf(devices));
+        return Map.copyOf(result);
+    }
+
+    private static boolean isHex4(String line, int from) {
+        for (int i = from; i < from + 4; i++) {
+            if (Character.digit(line.charAt(i), 16) < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The name of a device, e.g. {@code deviceName("10de", "2335")} → {@code GH100 [H200 SXM 141GB]}.
+     *
+     * @param vendor 4-hex vendor id, any case
+     * @param device 4-hex device id, any case
+     */
+    public Optional<String> deviceName(String vendor, String device) {
+        Map<String, String> devices = names.get(vendor.toLowerCase(Locale.ROOT));
+        return devices == null ? Optional.empty() : Optional.ofNullable(devices.get(device.toLowerCase(Locale.ROOT)));
+    }
+
+    /** How many device names are kept, over all vendors. */
+    public int size() {
+        return names.values().stream().mapToInt(Map::size).sum();
+    }
+
+    /** The file the names came from, when loaded from one. */
+    public Optional<Path> origin() {
+        return origin;
+    }
+
+    @Override
+    public String toString() {
+        return "PciIds[" + size() + " names" + origin.map(p -> " from " + p).orElse("") + "]";
+    }
+}

@@ -1,0 +1,143 @@
+package dev.vgpu.core;
+
+import java.util.Locale;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * The name part of an extended resource {@code nvidia.com/<name>}, already sanitized.
+ *
+ * <p>Every instance matches {@code ^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$}: it cannot contain a path
+ * separator, {@code ..} next to a separator, whitespace, or more than 63 characters, so it is safe to use in a
+ * socket file name and an environment variable. Build one with a factory for the source kind:
+ * <pre>{@code
+ * ResourceName.forPciDeviceName("GH100 [H200 SXM 141GB]", "2335")  // GH100_H200_SXM_141GB
+ * ResourceName.forMdevType("GRID T4-1Q")                            // GRID_T4-1Q
+ * ResourceName.forVgpuProfile("NVIDIA H200X-1-18C")                 // NVIDIA_H200X-1-18C
+ * }</pre>
+ * Factories return empty when nothing valid is left of the input.
+ *
+ * @param name the sanitized name without the {@code nvidia.com/} namespace
+ */
+public record ResourceName(String name) implements Comparable<ResourceName> {
+
+    /** The namespace of every resource this project advertises. */
+    public static final String NAMESPACE = "nvidia.com";
+    /** The maximum length of the name part of an extended resource. */
+    public static final int MAX_LENGTH = 63;
+
+    private static final Pattern VALID = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?");
+    private static final Pattern WHITESPACE_RUN = Pattern.compile("\\s+");
+    private static final Pattern HEX_DEVICE_ID = Pattern.compile("[0-9a-fA-F]{4}");
+
+    /** Rejects anything that is not already a valid, sanitized name. */
+    public ResourceName {
+        if (name == null || !VALID.matcher(name).matches() || name.contains("..")) {
+            throw new IllegalArgumentException("invalid resource name \""
+                    + (name == null ? "null" : PciAddress.printable(name))
+                    + "\": must be 1-63 characters of [A-Za-z0-9_.-], starting and ending alphanumeric, without \"..\"");
+        }
+    }
+
+    /**
+     * Applies the final sanitization shared by every source: drops characters outside {@code [A-Za-z0-9_.-]}
+     * and every dot that follows a dot, then leading and trailing non-alphanumerics, and cuts to 63 characters.
+     *
+     * @return the name, or empty when nothing is left
+     */
+    public static Optional<ResourceName> sanitize(String raw) {
+        if (raw == null) {
+            return Optional.empty();
+        }
+        StringBuilder kept = new StringBuilder(raw.length());
+        for (int i = 0; i < raw.length(); i++) {
+            char c = raw.charAt(i);
+            boolean doubleDot = c == '.' && kept.length() > 0 && kept.charAt(kept.length() - 1) == '.';
+            if ((isAsciiAlphanumeric(c) || c == '_' || c == '.' || c == '-') && !doubleDot) {
+                kept.append(c);
+            }
+        }
+        int start = 0;
+        while (start < kept.length() && !isAsciiAlphanumeric(kept.charAt(start))) {
+            start++;
+        }
+        int end = Math.min(kept.length(), start + MAX_LENGTH);
+        while (end > start && !isAsciiAlphanumeric(kept.charAt(end - 1))) {
+            end--;
+        }
+        return end > start ? Optional.of(new ResourceName(kept.substring(start, end))) : Optional.empty();
+    }
+
+    /**
+     * Passthrough rule: the pci.ids device name trimmed, uppercased, {@code /} and {@code .} to {@code _},
+     * whitespace runs to {@code _}, everything but {@code [A-Za-z0-9_]} dropped; without a usable name the
+     * 4-hex device id in lowercase.
+     *
+     * @param pciIdsName the device's name from pci.ids, or null when unknown
+     * @param deviceId   the device id as sysfs prints it without {@code 0x}, e.g. {@code 2335}
+     */
+    public static Optional<ResourceName> forPciDeviceName(String pciIdsName, String deviceId) {
+        if (pciIdsName != null) {
+            String upper = pciIdsName.strip().toUpperCase(Locale.ROOT).replace('/', '_').replace('.', '_');
+            String joined = WHITESPACE_RUN.matcher(upper).replaceAll("_");
+            StringBuilder kept = new StringBuilder(joined.length());
+            for (int i = 0; i < joined.length(); i++) {
+                char c = joined.charAt(i);
+                if (isAsciiAlphanumeric(c) || c == '_') {
+                    kept.append(c);
+                }
+            }
+            Optional<ResourceName> named = sanitize(kept.toString());
+            if (named.isPresent()) {
+                return named;
+            }
+        }
+        if (deviceId == null || !HEX_DEVICE_ID.matcher(deviceId).matches()) {
+            return Optional.empty();
+        }
+        return Optional.of(new ResourceName(deviceId.toLowerCase(Locale.ROOT)));
+    }
+
+    /** mdev rule: the type's {@code name} with whitespace runs replaced by {@code _}, then sanitized. */
+    public static Optional<ResourceName> forMdevType(String typeName) {
+        return typeName == null ? Optional.empty() : sanitize(WHITESPACE_RUN.matcher(typeName.strip()).replaceAll("_"));
+    }
+
+    /** Vendor-VFIO rule: the profile name with whitespace runs replaced by {@code _}, then sanitized. */
+    public static Optional<ResourceName> forVgpuProfile(String profileName) {
+        return forMdevType(profileName);
+    }
+
+    /** The extended resource name sent to the kubelet, e.g. {@code nvidia.com/NVIDIA_L40S-1Q}. */
+    public String fullName() {
+        return NAMESPACE + "/" + name;
+    }
+
+    /**
+     * The environment variable KubeVirt reads for this resource: {@code <prefix>_} followed by the full resource
+     * name uppercased with {@code /} and {@code .} replaced by {@code _}, e.g.
+     * {@code PCI_RESOURCE_NVIDIA_COM_NVIDIA_L40S-1Q}.
+     */
+    public String envVar(Attachment attachment) {
+        return attachment.envPrefix() + "_" + fullName().toUpperCase(Locale.ROOT).replace('/', '_').replace('.', '_');
+    }
+
+    /** The plugin's socket file name, {@code kubevirt-<name>.sock}. */
+    public String socketFileName() {
+        return "kubevirt-" + name + ".sock";
+    }
+
+    @Override
+    public int compareTo(ResourceName other) {
+        return name.compareTo(other.name);
+    }
+
+    @Override
+    public String toString() {
+        return fullName();
+    }
+
+    private static boolean isAsciiAlphanumeric(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    }
+}

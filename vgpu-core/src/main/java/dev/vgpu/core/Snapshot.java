@@ -1,0 +1,196 @@
+package dev.vgpu.core;
+
+import dev.vgpu.core.spi.Discovery;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * An immutable picture of every advertisable device after one scan, with the indexes that allocation and
+ * health need, computed once.
+ *
+ * <p>Built from the discoveries of several sources in their load order. Conflicts are settled in that order:
+ * a device id claimed by an earlier source, or a resource name already produced by an earlier source (it
+ * would share one socket), makes the later source's device a {@link #skipped() skip} with that reason.
+ * <pre>{@code
+ * Snapshot snapshot = Snapshot.builder()
+ *         .add("passthrough", passthroughDiscovery)
+ *         .add("vendor-vfio", vendorDiscovery)
+ *         .build();
+ * }</pre>
+ * Safe to share between threads.
+ */
+public final class Snapshot {
+
+    private static final Snapshot EMPTY = new Builder().build();
+
+    private final SortedMap<ResourceName, Resource> resources;
+    private final List<Skipped> skipped;
+    private final Map<String, Device> byId;
+    private final Map<String, List<Device>> byGroup;
+    private final Map<PciAddress, List<Device>> byParent;
+
+    private Snapshot(SortedMap<ResourceName, Resource> resources, List<Skipped> skipped) {
+        this.resources = Collections.unmodifiableSortedMap(resources);
+        this.skipped = List.copyOf(skipped);
+        Map<String, Device> ids = new HashMap<>();
+        Map<String, List<Device>> groups = new HashMap<>();
+        Map<PciAddress, List<Device>> parents = new HashMap<>();
+        for (Resource resource : resources.values()) {
+            for (Device device : resource.devices()) {
+                ids.put(device.id(), device);
+                device.iommuGroup().ifPresent(g -> groups.computeIfAbsent(g, k -> new ArrayList<>()).add(device));
+                device.parent().ifPresent(p -> parents.computeIfAbsent(p, k -> new ArrayList<>()).add(device));
+            }
+        }
+        groups.replaceAll((g, list) -> sortedCopy(list));
+        parents.replaceAll((p, list) -> sortedCopy(list));
+        this.byId = Map.copyOf(ids);
+        this.byGroup = Map.copyOf(groups);
+        this.byParent = Map.copyOf(parents);
+    }
+
+    private static List<Device> sortedCopy(List<Device> list) {
+        return list.stream().sorted(java.util.Comparator.comparing(Device::id)).toList();
+    }
+
+    /** A snapshot with nothing in it. */
+    public static Snapshot empty() {
+        return EMPTY;
+    }
+
+    /** Starts a snapshot; add discoveries in source load order. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Every resource, sorted by name. */
+    public SortedMap<ResourceName, Resource> resources() {
+        return resources;
+    }
+
+    /** One resource. */
+    public Optional<Resource> resource(ResourceName name) {
+        return Optional.ofNullable(resources.get(name));
+    }
+
+    /** Devices the sources skipped, and devices dropped by conflicts, in discovery order. */
+    public List<Skipped> skipped() {
+        return skipped;
+    }
+
+    /** The device with this id (BDF or UUID), in any resource. */
+    public Optional<Device> device(String id) {
+        return Optional.ofNullable(byId.get(id));
+    }
+
+    /** The IOMMU group of an advertised device (by BDF or UUID). */
+    public Optional<String> iommuGroup(String id) {
+        Device device = byId.get(id);
+        return device == null ? Optional.empty() : device.iommuGroup();
+    }
+
+    /** Advertised devices in an IOMMU group, sorted by id; empty when none. */
+    public List<Device> groupMembers(String group) {
+        return byGroup.getOrDefault(group, List.of());
+    }
+
+    /** Advertised devices whose parent is this physical GPU (its VFs or mdevs), sorted by id. */
+    public List<Device> childrenOf(PciAddress physicalGpu) {
+        return byParent.getOrDefault(physicalGpu, List.of());
+    }
+
+    /** The devices one source contributed, as a discovery (used to keep them when its next scan fails). */
+    public Discovery discoveryOf(String source) {
+        Discovery.Builder out = Discovery.builder();
+        for (Resource resource : resources.values()) {
+            if (resource.source().equals(source)) {
+                resource.devices().forEach(out::add);
+            }
+        }
+        skipped.stream().filter(s -> s.source().equals(source)).forEach(out::skip);
+        return out.build();
+    }
+
+    /** The number of advertised devices. */
+    public int deviceCount() {
+        return byId.size();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Snapshot other && resources.equals(other.resources) && skipped.equals(other.skipped);
+    }
+
+    @Override
+    public int hashCode() {
+        return resources.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return "Snapshot[" + resources.size() + " resources, " + byId.size() + " devices, " + skipped.size()
+                + " skipped]";
+    }
+
+    /** Collects discoveries in source order; not thread-safe. */
+    public static final class Builder {
+        private final Map<String, Device> claimedIds = new HashMap<>();
+        private final Map<ResourceName, String> resourceOwner = new HashMap<>();
+        private final Map<ResourceName, List<Device>> devices = new LinkedHashMap<>();
+        private final List<Skipped> skipped = new ArrayList<>();
+
+        private Builder() {
+        }
+
+        /**
+         * Adds one source's discovery. Devices must carry {@code source} as their source name.
+         *
+         * @throws IllegalArgumentException when a device names another source
+         */
+        public Builder add(String source, Discovery discovery) {
+            for (Device device : discovery.devices()) {
+                if (!device.source().equals(source)) {
+                    throw new IllegalArgumentException("device " + device.id() + " claims source "
+                            + device.source() + " but was discovered by " + source);
+                }
+                String owner = resourceOwner.get(device.resource());
+                Device earlier = claimedIds.get(device.id());
+                if (earlier != null) {
+                    skipped.add(new Skipped(device.id(), source, earlier.source().equals(source)
+                            ? "listed twice by " + source + " (under " + earlier.resource() + " and "
+                                    + device.resource() + ")"
+                            : "device id already claimed by source " + earlier.source() + " under "
+                                    + earlier.resource()));
+                } else if (owner != null && !owner.equals(source)) {
+                    skipped.add(new Skipped(device.id(), source, "resource " + device.resource()
+                            + " is already produced by source " + owner + " (it would share one socket)"));
+                } else if (owner != null && devices.get(device.resource()).get(0).attachment()
+                        != device.attachment()) {
+                    skipped.add(new Skipped(device.id(), source, "resource " + device.resource()
+                            + " mixes attachments " + device.attachment() + " and "
+                            + devices.get(device.resource()).get(0).attachment()));
+                } else {
+                    claimedIds.put(device.id(), device);
+                    resourceOwner.put(device.resource(), source);
+                    devices.computeIfAbsent(device.resource(), r -> new ArrayList<>()).add(device);
+                }
+            }
+            skipped.addAll(discovery.skipped());
+            return this;
+        }
+
+        /** The immutable snapshot. */
+        public Snapshot build() {
+            SortedMap<ResourceName, Resource> resources = new TreeMap<>();
+            devices.forEach((name, list) -> resources.put(name, Resource.of(list)));
+            return new Snapshot(resources, skipped);
+        }
+    }
+}

@@ -1,0 +1,36 @@
+package dev.vgpu.core.spi;
+
+import dev.vgpu.core.PciAddress;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Names the vGPU types a physical GPU supports when sysfs cannot (every card fully consumed). The
+ * {@code vgpu-nvml} module implements it with NVML; {@link #none()} is the null object.
+ *
+ * <p>Type ids are card-local: an answer for one physical function must never be used for another.
+ */
+public interface VgpuTypeResolver {
+
+    /**
+     * The supported types of one physical GPU.
+     *
+     * @param physicalFunction the PF's sysfs address
+     * @return the names, or {@link VgpuTypeNames#unavailable(String)} with the reason; never throws
+     */
+    VgpuTypeNames supportedTypes(PciAddress physicalFunction);
+
+    /** A resolver that knows nothing, with a reason saying so. */
+    static VgpuTypeResolver none() {
+        return pf -> VgpuTypeNames.unavailable("no vGPU type resolver configured (NVML not in use)");
+    }
+
+    /**
+     * A view that asks the delegate at most once per physical function; make a fresh one per scan, since
+     * answers may change between scans.
+     */
+    static VgpuTypeResolver memoizing(VgpuTypeResolver delegate) {
+        Map<PciAddress, VgpuTypeNames> answers = new ConcurrentHashMap<>();
+        return pf -> answers.computeIfAbsent(pf, delegate::supportedTypes);
+    }
+}
