@@ -1,0 +1,120 @@
+package dev.vgpu.sysfs;
+
+import dev.vgpu.core.Attachment;
+import dev.vgpu.core.Device;
+import dev.vgpu.core.PciAddress;
+import dev.vgpu.core.ResourceName;
+import dev.vgpu.core.spi.DeviceSource;
+import dev.vgpu.core.spi.Discovery;
+import dev.vgpu.core.spi.Host;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NotLinkException;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Mediated vGPUs (mdev, Maxwell to Ampere), one device per entry of {@code sys/bus/mdev/devices}.
+ *
+ * <p>The device id is the mdev's UUID; the resource is its type's {@code mdev_type/name} with whitespace runs
+ * turned into {@code _} ({@code GRID T4-1Q} → {@code nvidia.com/GRID_T4-1Q}); the parent GPU is the
+ * second-to-last component of the entry's link text (on Ampere a VF); the NUMA node is the parent's; the IOMMU
+ * group is the mdev's own. A host without {@code sys/bus/mdev} has no mdev devices.
+ * <pre>{@code
+ * Discovery found = new MdevSource().discover(Host.of(Path.of("/")));
+ * }</pre>
+ * Stateless and thread-safe.
+ */
+public final class MdevSource implements DeviceSource {
+
+    /** The source name, {@code mdev}. */
+    public static final String NAME = "mdev";
+
+    private static final Logger LOG = LoggerFactory.getLogger(MdevSource.class);
+    private static final String MDEV_DEVICES = "sys/bus/mdev/devices";
+
+    /** Creates the source; {@link java.util.ServiceLoader} does this. */
+    public MdevSource() {
+    }
+
+    /** Returns {@code mdev}. */
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    /** Returns 20: after passthrough, before vendor-vfio. */
+    @Override
+    public int order() {
+        return 20;
+    }
+
+    /**
+     * Scans {@code sys/bus/mdev/devices} once.
+     *
+     * @throws IOException only when the host root (or an existing bus directory) cannot be read
+     */
+    @Override
+    public Discovery discover(Host host) throws IOException {
+        Scan scan = new Scan(NAME, LOG);
+        Path bus = host.path(MDEV_DEVICES);
+        Map<String, OptionalInt> parentNuma = new HashMap<>();
+        for (String uuid : PciBus.list(host, MDEV_DEVICES)) {
+            inspect(host, uuid, bus.resolve(uuid), scan, parentNuma);
+        }
+        return scan.done();
+    }
+
+    private static void inspect(Host host, String uuid, Path mdev, Scan scan, Map<String, OptionalInt> parentNuma) {
+        String what = "mdev " + SysfsFiles.printable(uuid);
+        if (!SysfsFiles.isToken(uuid)) {
+            scan.skip(uuid, what + ": the name is not a usable device id");
+            return;
+        }
+        String parent;
+        String typeId;
+        String typeName;
+        String group;
+        try {
+            parent = parentOf(Files.readSymbolicLink(mdev));
+            what += " on " + parent;
+            typeId = SysfsFiles.linkName(mdev.resolve("mdev_type"));
+            what += " of type " + typeId;
+            typeName = SysfsFiles.read(mdev.resolve("mdev_type").resolve("name")).strip();
+            group = SysfsFiles.iommuGroup(mdev);
+        } catch (NotLinkException e) {
+            scan.skip(uuid, what + ": " + (mdev.toString().equals(e.getFile())
+                    ? "the bus entry is not a link into a parent device" : SysfsFiles.describe(e)));
+            return;
+        } catch (IOException e) {
+            scan.failed(uuid, what, mdev, e);
+            return;
+        }
+        Optional<ResourceName> name = ResourceName.forMdevType(typeName);
+        if (name.isEmpty()) {
+            scan.skip(uuid, what + ": the type name \"" + SysfsFiles.printable(typeName)
+                    + "\" gives no valid resource name");
+            return;
+        }
+        OptionalInt numa = parentNuma.computeIfAbsent(parent,
+                p -> SysfsFiles.numaNode(host.path(PciBus.PCI_DEVICES).resolve(p)));
+        scan.add(Device.builder(uuid, name.get(), NAME, Attachment.MEDIATED).parent(PciAddress.parse(parent))
+                .iommuGroup(group).numaNode(numa).build());
+    }
+
+    /** The parent BDF: the second-to-last component of the link text, as the kernel lays mdevs out. */
+    private static String parentOf(Path linkText) throws IOException {
+        int count = linkText.getNameCount();
+        String parent = count >= 2 ? linkText.getName(count - 2).toString() : "";
+        if (!PciAddress.isValid(parent)) {
+            throw new IOException("its link \"" + SysfsFiles.printable(linkText.toString())
+                    + "\" does not lead into a PCI function's directory");
+        }
+        return parent;
+    }
+}

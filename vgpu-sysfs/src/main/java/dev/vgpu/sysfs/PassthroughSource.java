@@ -1,0 +1,121 @@
+package dev.vgpu.sysfs;
+
+import dev.vgpu.core.Attachment;
+import dev.vgpu.core.Device;
+import dev.vgpu.core.PciAddress;
+import dev.vgpu.core.ResourceName;
+import dev.vgpu.core.spi.DeviceSource;
+import dev.vgpu.core.spi.Discovery;
+import dev.vgpu.core.spi.Host;
+import java.io.IOException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Whole NVIDIA GPUs (and their other functions) bound to a VFIO driver, for PCI passthrough.
+ *
+ * <p>Walks {@code sys/bus/pci/devices}; advertises each function with vendor {@code 0x10de} whose
+ * {@code driver} link names {@code vfio-pci} or {@code nvgrace_gpu_vfio_pci}, under the resource named from
+ * pci.ids for its device id ({@code nvidia.com/GH100_H200_SXM_141GB}, or {@code nvidia.com/2335} without a
+ * name). The IOMMU group (from the {@code iommu_group} link) is required; the NUMA node is kept when
+ * non-negative, the VFIO cdev when {@code vfio-dev/} has one. Functions bound to {@code nvidia}, another
+ * driver, or none are not passthrough devices and are ignored.
+ * <pre>{@code
+ * Discovery found = new PassthroughSource().discover(Host.of(Path.of("/")).withPciIds(names));
+ * }</pre>
+ * Stateless and thread-safe.
+ */
+public final class PassthroughSource implements DeviceSource {
+
+    /** The source name, {@code passthrough}. */
+    public static final String NAME = "passthrough";
+
+    private static final Logger LOG = LoggerFactory.getLogger(PassthroughSource.class);
+    private static final Set<String> VFIO_DRIVERS = Set.of("vfio-pci", "nvgrace_gpu_vfio_pci");
+
+    /** Creates the source; {@link java.util.ServiceLoader} does this. */
+    public PassthroughSource() {
+    }
+
+    /** Returns {@code passthrough}. */
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    /** Returns 10: passthrough runs first. */
+    @Override
+    public int order() {
+        return 10;
+    }
+
+    /**
+     * Scans {@code sys/bus/pci/devices} once.
+     *
+     * @throws IOException only when the host root (or an existing bus directory) cannot be read
+     */
+    @Override
+    public Discovery discover(Host host) throws IOException {
+        Scan scan = new Scan(NAME, LOG);
+        Path bus = host.path(PciBus.PCI_DEVICES);
+        for (String entry : PciBus.list(host, PciBus.PCI_DEVICES)) {
+            inspect(host, entry, bus.resolve(entry), scan);
+        }
+        return scan.done();
+    }
+
+    private static void inspect(Host host, String bdf, Path dir, Scan scan) {
+        String driver;
+        try {
+            driver = PciBus.driver(dir);
+        } catch (NoSuchFileException e) {
+            scan.skipQuietly(bdf, bdf + ": " + SysfsFiles.describe(e));
+            return;
+        } catch (IOException e) {
+            scan.skip(bdf, bdf + ": cannot read its driver link: " + SysfsFiles.describe(e));
+            return;
+        }
+        if (driver == null || !VFIO_DRIVERS.contains(driver)) {
+            return;
+        }
+        String what = bdf + " (bound to " + driver + ")";
+        if (!PciAddress.isValid(bdf)) {
+            scan.skip(bdf, what + ": the bus entry is not a PCI address");
+            return;
+        }
+        String vendor;
+        String device;
+        String group;
+        try {
+            vendor = SysfsFiles.hexId(dir.resolve("vendor"));
+            if (!vendor.equals(PciBus.NVIDIA_VENDOR)) {
+                scan.ignore(bdf, "vendor " + vendor + " is not NVIDIA");
+                return;
+            }
+            if (!PciBus.driverPresent(dir)) {
+                scan.ignore(bdf, "its driver link dangles, so it is not bound");
+                return;
+            }
+            device = SysfsFiles.hexId(dir.resolve("device"));
+            group = SysfsFiles.iommuGroup(dir);
+        } catch (IOException e) {
+            scan.failed(bdf, what, dir, e);
+            return;
+        }
+        OptionalInt numa = SysfsFiles.numaNode(dir);
+        Optional<String> cdev = SysfsFiles.vfioCdev(dir);
+        Optional<ResourceName> name = ResourceName.forPciDeviceName(
+                host.pciIds().deviceName(PciBus.NVIDIA_VENDOR, device).orElse(null), device);
+        if (name.isEmpty()) {
+            scan.skip(bdf, what + ": device id " + device + " gives no valid resource name");
+            return;
+        }
+        scan.add(Device.builder(bdf, name.get(), NAME, Attachment.VFIO_PCI)
+                .iommuGroup(group).numaNode(numa).vfioCdev(cdev.orElse(null)).build());
+    }
+}

@@ -1,0 +1,66 @@
+package dev.vgpu.sysfs;
+
+import dev.vgpu.core.spi.Host;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The parts of {@code sys/bus/...} walking that every source shares. */
+final class PciBus {
+
+    static final String PCI_DEVICES = "sys/bus/pci/devices";
+    static final String NVIDIA_VENDOR = "10de";
+
+    private PciBus() {
+    }
+
+    /**
+     * The entry names of a bus directory, sorted. A missing directory has no entries.
+     *
+     * @throws IOException when the host root is not a readable directory, or the bus directory cannot be listed
+     *                     (better to keep the last scan's devices than to withdraw them all)
+     */
+    static List<String> list(Host host, String busDirectory) throws IOException {
+        if (!Files.isDirectory(host.root())) {
+            throw new NoSuchFileException(host.root().toString(), null, "the host root is not a readable directory");
+        }
+        List<String> names = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(host.path(busDirectory))) {
+            for (Path entry : entries) {
+                names.add(entry.getFileName().toString());
+            }
+        } catch (NoSuchFileException e) {
+            return List.of();
+        }
+        names.sort(null);
+        return names;
+    }
+
+    /**
+     * The driver a function is bound to, from the {@code driver} link's last component; null when it has no
+     * driver link (unbound).
+     *
+     * @throws NoSuchFileException when the function itself is gone (removed mid-scan, or a dangling bus link)
+     * @throws IOException         when the driver entry cannot be read as a link
+     */
+    static String driver(Path deviceDir) throws IOException {
+        try {
+            return SysfsFiles.linkName(deviceDir.resolve("driver"));
+        } catch (NoSuchFileException e) {
+            if (Files.isDirectory(deviceDir)) {
+                return null;
+            }
+            throw new NoSuchFileException(deviceDir.toString(), null,
+                    "the function vanished or its bus link dangles");
+        }
+    }
+
+    /** True when the {@code driver} link leads to a directory: a dangling link means the driver is gone. */
+    static boolean driverPresent(Path deviceDir) {
+        return Files.isDirectory(deviceDir.resolve("driver"));
+    }
+}

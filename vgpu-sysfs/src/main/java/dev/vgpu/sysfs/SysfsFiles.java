@@ -1,0 +1,180 @@
+package dev.vgpu.sysfs;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotLinkException;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * Reads sysfs attributes and links with as few system calls as the answer needs. Every method either answers
+ * or throws an {@link IOException} whose message says what was wrong; garbage content is an
+ * {@link IOException} too, so callers turn any failure into one skip reason.
+ */
+final class SysfsFiles {
+
+    /** Sysfs attributes are at most a page; a larger file is garbage, not something to load. */
+    static final int MAX_ATTRIBUTE_BYTES = 64 * 1024;
+
+    private SysfsFiles() {
+    }
+
+    /** The whole content of a small file as UTF-8 (malformed bytes become U+FFFD). */
+    static String read(Path file) throws IOException {
+        try (SeekableByteChannel channel = Files.newByteChannel(file)) {
+            byte[] buffer = new byte[256];
+            int length = 0;
+            while (true) {
+                if (length == buffer.length) {
+                    if (length >= MAX_ATTRIBUTE_BYTES) {
+                        throw new IOException(name(file) + " is larger than " + MAX_ATTRIBUTE_BYTES + " bytes");
+                    }
+                    buffer = Arrays.copyOf(buffer, length * 4);
+                }
+                int n = channel.read(ByteBuffer.wrap(buffer, length, buffer.length - length));
+                if (n < 0) {
+                    return new String(buffer, 0, length, StandardCharsets.UTF_8);
+                }
+                length += n;
+            }
+        } catch (FileSystemException e) {
+            throw e;
+        } catch (IOException e) {
+            throw e.getMessage() != null && e.getMessage().startsWith(name(file)) ? e
+                    : new IOException(name(file) + " cannot be read: " + e.getMessage(), e);
+        }
+    }
+
+    /** The last component of a symbolic link's text, without following it (the link may dangle). */
+    static String linkName(Path link) throws IOException {
+        Path target = Files.readSymbolicLink(link);
+        Path name = target.getFileName();
+        if (name == null || name.toString().isEmpty()) {
+            throw new IOException(name(link) + " link text \"" + printable(target.toString())
+                    + "\" has no last component");
+        }
+        return name.toString();
+    }
+
+    /**
+     * A {@code vendor} or {@code device} id: {@code 0x} and four hex digits, surrounding whitespace ignored.
+     *
+     * @return the four digits in lowercase, e.g. {@code 10de}
+     */
+    static String hexId(Path file) throws IOException {
+        String text = read(file).strip();
+        if (text.length() != 6 || text.charAt(0) != '0' || (text.charAt(1) != 'x' && text.charAt(1) != 'X')
+                || !isHex(text, 2)) {
+            throw new IOException(name(file) + " is not 0x and four hex digits: \"" + printable(text) + "\"");
+        }
+        return text.substring(2).toLowerCase(java.util.Locale.ROOT);
+    }
+
+    private static boolean isHex(String text, int from) {
+        for (int i = from; i < text.length(); i++) {
+            if (Character.digit(text.charAt(i), 16) < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A function's NUMA node; empty when the kernel says -1, or the file is missing, unreadable or garbage. */
+    static OptionalInt numaNode(Path deviceDir) {
+        try {
+            int node = Integer.parseInt(read(deviceDir.resolve("numa_node")).strip());
+            return node < 0 ? OptionalInt.empty() : OptionalInt.of(node);
+        } catch (IOException | NumberFormatException e) {
+            return OptionalInt.empty();
+        }
+    }
+
+    /** The IOMMU group number from the {@code iommu_group} link's last component. */
+    static String iommuGroup(Path deviceDir) throws IOException {
+        String group;
+        try {
+            group = linkName(deviceDir.resolve("iommu_group"));
+        } catch (NoSuchFileException e) {
+            throw new NoSuchFileException(e.getFile(), null, "no iommu_group link (is the IOMMU enabled?)");
+        }
+        if (group.length() > 10 || !group.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            throw new IOException("iommu_group link names no group number: \"" + printable(group) + "\"");
+        }
+        return group;
+    }
+
+    /** The VFIO device cdev: the smallest name starting with {@code vfio} under {@code vfio-dev/}, if any. */
+    static Optional<String> vfioCdev(Path deviceDir) {
+        String best = null;
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(deviceDir.resolve("vfio-dev"))) {
+            for (Path entry : entries) {
+                String name = entry.getFileName().toString();
+                if (name.startsWith("vfio") && isToken(name) && (best == null || name.compareTo(best) < 0)) {
+                    best = name;
+                }
+            }
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+        return Optional.ofNullable(best);
+    }
+
+    /** True for a valid device id or group token: 1-63 printable ASCII characters without space, '/' or ','. */
+    static boolean isToken(String text) {
+        if (text.isEmpty() || text.length() > 63) {
+            return false;
+        }
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c <= 0x20 || c >= 0x7f || c == '/' || c == ',') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Why a read failed, in words, naming the file by its last component. */
+    static String describe(IOException e) {
+        if (!(e instanceof FileSystemException)) {
+            String message = e.getMessage() == null ? "" : printable(e.getMessage());
+            return e.getClass() == IOException.class ? message : e.getClass().getSimpleName() + " " + message;
+        }
+        FileSystemException failure = (FileSystemException) e;
+        String file = failure.getFile() == null ? "a file" : printable(name(failure.getFile()));
+        String reason = failure.getReason();
+        if (e instanceof NoSuchFileException) {
+            return reason != null ? reason : file + " is missing";
+        }
+        if (e instanceof NotLinkException) {
+            return file + " is not a link";
+        }
+        if (e instanceof AccessDeniedException) {
+            return file + " cannot be read: access denied";
+        }
+        return file + " cannot be read: " + (reason != null ? reason : e.getClass().getSimpleName());
+    }
+
+    private static String name(Object path) {
+        String text = path.toString();
+        return text.substring(text.lastIndexOf('/') + 1);
+    }
+
+    /** Text safe for one log line: control characters as '?', cut at 80 characters. */
+    static String printable(String text) {
+        StringBuilder out = new StringBuilder(Math.min(text.length(), 81));
+        for (int i = 0; i < text.length() && i < 80; i++) {
+            char c = text.charAt(i);
+            out.append(c < 0x20 || c == 0x7f ? '?' : c);
+        }
+        return text.length() > 80 ? out.append('…').toString() : out.toString();
+    }
+}

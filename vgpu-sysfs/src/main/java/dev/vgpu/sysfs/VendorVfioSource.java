@@ -1,0 +1,237 @@
+package dev.vgpu.sysfs;
+
+import dev.vgpu.core.Attachment;
+import dev.vgpu.core.Device;
+import dev.vgpu.core.PciAddress;
+import dev.vgpu.core.ResourceName;
+import dev.vgpu.core.spi.DeviceSource;
+import dev.vgpu.core.spi.Discovery;
+import dev.vgpu.core.spi.Host;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * vGPUs of the vendor-specific VFIO framework (vGPU 17+, Ada/Hopper/Blackwell): SR-IOV virtual functions
+ * bound to the {@code nvidia} driver with a vGPU type configured.
+ *
+ * <p>Walks {@code sys/bus/pci/devices} for functions with vendor {@code 0x10de} bound to {@code nvidia}.
+ * Physical functions ({@code sriov_totalvfs}) are never advertised; a VF ({@code physfn} link) is a vGPU when
+ * {@code nvidia/current_vgpu_type} holds a non-zero type id. Its profile name comes from, in order:
+ * <ol>
+ * <li>the catalog of its own card: every {@code nvidia/creatable_vgpu_types} of the PF and of the VFs with the
+ *     same {@code physfn} (an id named twice differently there is ambiguous and skipped);</li>
+ * <li>the {@link Host#vgpuTypes() vGPU type resolver} of that PF (NVML), asked at most once per PF and scan;</li>
+ * <li>otherwise the VF is skipped with a reason naming it, the type id and why.</li>
+ * </ol>
+ * Another card's catalog is never consulted: type ids are card-local. VFs are grouped by profile name
+ * ({@code nvidia.com/NVIDIA_H200X-141C}, across cards) and carry their IOMMU group, NUMA node, PF and VFIO cdev,
+ * so they are allocated exactly like passthrough devices.
+ * <pre>{@code
+ * Discovery found = new VendorVfioSource().discover(Host.of(Path.of("/")).withVgpuTypes(nvmlResolver));
+ * }</pre>
+ * Stateless and thread-safe; each scan keeps its own state.
+ */
+public final class VendorVfioSource implements DeviceSource {
+
+    /** The source name, {@code vendor-vfio}. */
+    public static final String NAME = "vendor-vfio";
+
+    private static final Logger LOG = LoggerFactory.getLogger(VendorVfioSource.class);
+    private static final String CATALOG = "nvidia/creatable_vgpu_types";
+    private static final String CURRENT_TYPE = "nvidia/current_vgpu_type";
+
+    /** Creates the source; {@link java.util.ServiceLoader} does this. */
+    public VendorVfioSource() {
+    }
+
+    /** Returns {@code vendor-vfio}. */
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    /** Returns 30: after passthrough and mdev. */
+    @Override
+    public int order() {
+        return 30;
+    }
+
+    /**
+     * Scans {@code sys/bus/pci/devices} once, then names the configured VFs.
+     *
+     * @throws IOException only when the host root (or an existing bus directory) cannot be read
+     */
+    @Override
+    public Discovery discover(Host host) throws IOException {
+        ScanState state = new ScanState(new Scan(NAME, LOG), new CardCatalogs(host.vgpuTypes()));
+        Path bus = host.path(PciBus.PCI_DEVICES);
+        for (String entry : PciBus.list(host, PciBus.PCI_DEVICES)) {
+            inspect(entry, bus.resolve(entry), state);
+        }
+        for (ConfiguredVf vf : state.configured) {
+            publish(vf, state);
+        }
+        return state.scan.done();
+    }
+
+    /** What one scan collects; confined to the scanning thread. */
+    private static final class ScanState {
+        final Scan scan;
+        final CardCatalogs catalogs;
+        final List<ConfiguredVf> configured = new ArrayList<>();
+        /** File text → parsed catalog: sibling VFs usually print the same list. */
+        final Map<String, CreatableTypesCatalog> parsed = new HashMap<>();
+
+        ScanState(Scan scan, CardCatalogs catalogs) {
+            this.scan = scan;
+            this.catalogs = catalogs;
+        }
+    }
+
+    /** A VF with a vGPU type configured, waiting for every catalog of the scan to be merged. */
+    private record ConfiguredVf(String bdf, PciAddress pf, long typeId, String group, OptionalInt numa,
+                                Optional<String> cdev) {
+    }
+
+    private static void inspect(String bdf, Path dir, ScanState state) {
+        Scan scan = state.scan;
+        String driver;
+        try {
+            driver = PciBus.driver(dir);
+        } catch (NoSuchFileException e) {
+            scan.skipQuietly(bdf, bdf + ": " + SysfsFiles.describe(e));
+            return;
+        } catch (IOException e) {
+            scan.skip(bdf, bdf + ": cannot read its driver link: " + SysfsFiles.describe(e));
+            return;
+        }
+        if (!"nvidia".equals(driver)) {
+            return;
+        }
+        String what = bdf + " (bound to nvidia)";
+        if (!PciAddress.isValid(bdf)) {
+            scan.skip(bdf, what + ": the bus entry is not a PCI address");
+            return;
+        }
+        try {
+            String vendor = SysfsFiles.hexId(dir.resolve("vendor"));
+            if (!vendor.equals(PciBus.NVIDIA_VENDOR)) {
+                scan.ignore(bdf, "vendor " + vendor + " is not NVIDIA");
+                return;
+            }
+            Optional<PciAddress> pf = physicalFunction(bdf, dir, state);
+            if (pf.isPresent()) {
+                inspectVf(bdf, what, dir, pf.get(), state);
+            }
+        } catch (IOException e) {
+            scan.failed(bdf, what, dir, e);
+        }
+    }
+
+    /** The PF of a VF; empty (after noting why) for a PF or a function that is neither. */
+    private static Optional<PciAddress> physicalFunction(String bdf, Path dir, ScanState state) throws IOException {
+        String physfn;
+        try {
+            physfn = SysfsFiles.linkName(dir.resolve("physfn"));
+        } catch (NoSuchFileException e) {
+            if (Files.exists(dir.resolve("sriov_totalvfs"))) {
+                mergeCatalog(PciAddress.parse(bdf), bdf, dir, state);
+                state.scan.ignore(bdf, "a physical function is never advertised");
+            } else if (Files.exists(dir.resolve(CURRENT_TYPE))) {
+                state.scan.skip(bdf, bdf + " (bound to nvidia) has " + CURRENT_TYPE
+                        + " but neither a physfn link nor sriov_totalvfs, so its physical GPU is unknown");
+            } else if (!Files.isDirectory(dir)) {
+                throw e;
+            } else {
+                state.scan.ignore(bdf, "neither an SR-IOV PF nor a VF, and not vGPU capable");
+            }
+            return Optional.empty();
+        }
+        if (!PciAddress.isValid(physfn)) {
+            throw new IOException("its physfn link names no PCI address: \"" + SysfsFiles.printable(physfn) + "\"");
+        }
+        return Optional.of(PciAddress.parse(physfn));
+    }
+
+    private static void inspectVf(String bdf, String what, Path dir, PciAddress pf, ScanState state)
+            throws IOException {
+        mergeCatalog(pf, bdf, dir, state);
+        String current;
+        try {
+            current = SysfsFiles.read(dir.resolve(CURRENT_TYPE)).strip();
+        } catch (NoSuchFileException e) {
+            if (!Files.isDirectory(dir)) {
+                throw e;
+            }
+            state.scan.ignore(bdf, "no " + CURRENT_TYPE + ", so not vGPU capable");
+            return;
+        }
+        if (current.isEmpty() || current.equals("0")) {
+            state.scan.ignore(bdf, "no vGPU type configured");
+            return;
+        }
+        if (current.length() > 18 || !current.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            state.scan.skip(bdf, what + ": " + CURRENT_TYPE + " is not a vGPU type id: \""
+                    + SysfsFiles.printable(current) + "\"");
+            return;
+        }
+        if (!PciBus.driverPresent(dir)) {
+            state.scan.ignore(bdf, "its driver link dangles, so it is not bound");
+            return;
+        }
+        String group = SysfsFiles.iommuGroup(dir);
+        state.configured.add(new ConfiguredVf(bdf, pf, Long.parseLong(current), group, SysfsFiles.numaNode(dir),
+                SysfsFiles.vfioCdev(dir)));
+    }
+
+    /** Adds a function's catalog to its card's; a missing file adds nothing, a bad one is reported. */
+    private static void mergeCatalog(PciAddress card, String bdf, Path dir, ScanState state) {
+        String text;
+        try {
+            text = SysfsFiles.read(dir.resolve(CATALOG));
+        } catch (NoSuchFileException e) {
+            return;
+        } catch (IOException e) {
+            LOG.warn("{}: cannot read {} of {}, card {} may lack its types: {}", NAME, CATALOG, bdf, card,
+                    SysfsFiles.describe(e));
+            return;
+        }
+        CreatableTypesCatalog catalog = state.parsed.get(text);
+        if (catalog == null) {
+            catalog = CreatableTypesCatalog.parse(text);
+            state.parsed.put(text, catalog);
+            for (String line : catalog.rejected()) {
+                LOG.warn("{}: {} of {} (and of any function printing the same list) has a line that is not"
+                        + " \"<id> : <name>\", ignoring it: \"{}\"", NAME, CATALOG, bdf, SysfsFiles.printable(line));
+            }
+        }
+        state.catalogs.merge(card, catalog);
+    }
+
+    private static void publish(ConfiguredVf vf, ScanState state) {
+        String what = "VF " + vf.bdf() + " of card " + vf.pf() + " is configured with vGPU type " + vf.typeId();
+        CardCatalogs.Resolution resolution = state.catalogs.resolve(vf.pf(), vf.typeId());
+        if (resolution.name() == null) {
+            state.scan.skip(vf.bdf(), what + ", but " + resolution.problem());
+            return;
+        }
+        Optional<ResourceName> name = ResourceName.forVgpuProfile(resolution.name());
+        if (name.isEmpty()) {
+            state.scan.skip(vf.bdf(), what + ", whose profile name \"" + SysfsFiles.printable(resolution.name())
+                    + "\" gives no valid resource name");
+            return;
+        }
+        state.scan.add(Device.builder(vf.bdf(), name.get(), NAME, Attachment.VFIO_PCI).parent(vf.pf())
+                .iommuGroup(vf.group()).numaNode(vf.numa()).vfioCdev(vf.cdev().orElse(null)).build());
+    }
+}

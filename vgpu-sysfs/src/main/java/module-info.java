@@ -1,0 +1,16 @@
+/**
+ * The built-in sysfs device sources: {@code passthrough} (whole GPUs on a VFIO driver), {@code mdev}
+ * (mediated vGPUs) and {@code vendor-vfio} (vGPU virtual functions of the {@code nvidia} driver). All read the
+ * host through {@link dev.vgpu.core.spi.Host#root()}, so they work on jimfs as well as on a real host.
+ */
+module dev.vgpu.sysfs {
+    requires transitive dev.vgpu.core;
+    requires org.slf4j;
+
+    exports dev.vgpu.sysfs;
+
+    provides dev.vgpu.core.spi.DeviceSource with
+            dev.vgpu.sysfs.PassthroughSource,
+            dev.vgpu.sysfs.MdevSource,
+            dev.vgpu.sysfs.VendorVfioSource;
+}
