@@ -1,0 +1,63 @@
+package dev.vgpu.nvml;
+
+import dev.vgpu.core.PciAddress;
+import dev.vgpu.core.spi.VgpuTypeNames;
+import dev.vgpu.core.spi.VgpuTypeResolver;
+import java.util.Map;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The vGPU profile names one physical GPU supports, from NVML: the handle by the PF's PCI bus id, its
+ * supported type ids ({@code nvmlDeviceGetSupportedVgpus}, which unlike the creatable list does not shrink
+ * as the card fills up), then {@code nvmlVgpuTypeGetName} per id. All or nothing per PF: any NVML error
+ * answers {@link VgpuTypeNames#unavailable} with the error name, as the upstream fallback does.
+ *
+ * <p>Holds no state and no cache: every answer comes from the PF it was asked about, never from another
+ * card (type ids are card-local). Per-scan caching is {@link VgpuTypeResolver#memoizing}'s job.
+ */
+final class NvmlVgpuTypeResolver implements VgpuTypeResolver {
+
+    /** Enough for the cards seen so far in one call; larger lists take the INSUFFICIENT_SIZE retry. */
+    static final int FIRST_CAPACITY = 32;
+
+    private static final Logger LOG = LoggerFactory.getLogger(NvmlVgpuTypeResolver.class);
+
+    private final Nvml nvml;
+
+    NvmlVgpuTypeResolver(Nvml nvml) {
+        this.nvml = nvml;
+    }
+
+    @Override
+    public VgpuTypeNames supportedTypes(PciAddress physicalFunction) {
+        if (physicalFunction == null) {
+            return VgpuTypeNames.unavailable("no physical function given");
+        }
+        var notInUse = nvml.unavailableReason();
+        if (notInUse.isPresent()) {
+            return VgpuTypeNames.unavailable(notInUse.get());
+        }
+        try (Nvml.Lease lease = nvml.lease()) {
+            NvmlApi api = lease.api();
+            String pf = physicalFunction.toString();
+            NvmlApi.Device device = api.handleByBusId(pf);
+            Map<Long, String> names = new TreeMap<>();
+            for (int id : api.supportedVgpus(device, pf, FIRST_CAPACITY)) {
+                long typeId = Integer.toUnsignedLong(id);
+                if (!names.containsKey(typeId)) {
+                    names.put(typeId, api.vgpuTypeName(id));
+                }
+            }
+            LOG.debug("NVML names {} vGPU types of physical GPU {}", names.size(), pf);
+            return VgpuTypeNames.of(names);
+        } catch (NvmlException e) {
+            LOG.debug("NVML cannot name the vGPU types of physical GPU {}: {}", physicalFunction, e.getMessage());
+            return VgpuTypeNames.unavailable(e.getMessage());
+        } catch (RuntimeException | LinkageError e) {
+            LOG.warn("NVML failed unexpectedly for physical GPU {}", physicalFunction, e);
+            return VgpuTypeNames.unavailable("NVML_ERROR_UNKNOWN: " + e);
+        }
+    }
+}
