@@ -46,7 +46,7 @@ public record PciAddress(int domain, int bus, int slot, int function) implements
      */
     public static PciAddress parse(String text) {
         if (text == null) {
-            throw new IllegalArgumentException("PCI address is null");
+            throw new IllegalArgumentException("not a PCI address: null");
         }
         Matcher m = SYSFS_FORM.matcher(text);
         if (!m.matches()) {
@@ -54,7 +54,7 @@ public record PciAddress(int domain, int bus, int slot, int function) implements
         }
         int slot = Integer.parseInt(m.group(3), 16);
         if (slot > 0x1f) {
-            throw new IllegalArgumentException("PCI slot above 1f in \"" + text + "\"");
+            throw new IllegalArgumentException("not a PCI address, slot above 1f: \"" + printable(text) + "\"");
         }
         return new PciAddress((int) Long.parseLong(m.group(1), 16), Integer.parseInt(m.group(2), 16), slot,
                 Integer.parseInt(m.group(4)));

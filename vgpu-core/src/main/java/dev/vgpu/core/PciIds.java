@@ -2,6 +2,7 @@ package dev.vgpu.core;
 
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,11 +21,15 @@ import org.slf4j.LoggerFactory;
 /**
  * Device names from the pci.ids database, kept only for the vendors asked for.
  *
- * <p>The file is read line by line once; lines of other vendors, subsystems and the class section are
- * skipped without being kept, so a 1.5 MB database costs one pass and a few kilobytes of memory. Matching
- * follows the file's layout: a vendor line starts with four hex digits, its device lines with one tab and
- * four hex digits, subsystem lines with two tabs; comments start with {@code #}; the {@code C} class
- * section ends the vendor list.
+ * <p>The file is read line by line, at most once, as UTF-8; lines of other vendors and subsystems are skipped
+ * without being kept, and reading stops after the last vendor asked for or at the class section, so a
+ * 1.5 MB database costs at most one pass and a few kilobytes of memory. Matching follows the file's layout
+ * as upstream reads it: a vendor line starts with four hex digits; its device lines start with one tab and
+ * four hex digits (the first line for a device wins); subsystem lines (two tabs) never match; comment lines
+ * ({@code #}) are skipped anywhere; any other line (the next vendor, a blank line, the {@code C} class
+ * section) ends the vendor's block, and only a vendor's first block counts.
+ *
+ * <p>Immutable and safe to share between threads.
  */
 public final class PciIds {
 
@@ -53,7 +58,9 @@ public final class PciIds {
      * unreadable one too, with a warning.
      */
     public static PciIds load(Path file, Set<String> vendors) {
-        try (BufferedReader reader = Files.newBufferedReader(file, StandardCharsets.ISO_8859_1)) {
+        // UTF-8 as the file is written; malformed bytes become U+FFFD instead of failing the whole read
+        try (BufferedReader reader = new BufferedReader(
+                new InputStreamReader(Files.newInputStream(file), StandardCharsets.UTF_8))) {
             return new PciIds(parseNames(reader, vendors), Optional.of(file));
         } catch (NoSuchFileException e) {
             return EMPTY;
@@ -86,25 +93,26 @@ public final class PciIds {
         Map<String, String> current = null;
         String line;
         while ((line = reader.readLine()) != null) {
-            if (line.isEmpty() || line.charAt(0) == '#') {
+            if (!line.isEmpty() && line.charAt(0) == '#') {
                 continue;
             }
-            char first = line.charAt(0);
-            if (first != '\t') {
-                if (first == 'C' && line.length() > 1 && line.charAt(1) == ' ') {
-                    break;
-                }
+            if (line.isEmpty() || line.charAt(0) != '\t') {
+                // any other line ends a vendor's block (as upstream reads it: "not a tab, so another vendor")
                 current = null;
+                if (result.size() == wanted.size() || line.startsWith("C ")) {
+                    break; // every wanted vendor is read (each has one block), or the class section starts
+                }
                 if (line.length() >= 4 && isHex4(line, 0)) {
                     String vendor = line.substring(0, 4).toLowerCase(Locale.ROOT);
-                    if (wanted.contains(vendor)) {
-                        current = result.computeIfAbsent(vendor, v -> new HashMap<>());
+                    if (wanted.contains(vendor) && !result.containsKey(vendor)) {
+                        current = new HashMap<>();
+                        result.put(vendor, current);
                     }
                 }
                 continue;
             }
-            if (current == null || line.length() < 6 || line.charAt(1) == '\t' || !isHex4(line, 1)) {
-                continue;
+            if (current == null || line.length() < 6 || !isHex4(line, 1)) {
+                continue; // subsystem lines start with two tabs and fail isHex4
             }
             String device = line.substring(1, 5).toLowerCase(Locale.ROOT);
             String name = line.substring(5).strip();
@@ -118,7 +126,8 @@ public final class PciIds {
 
     private static boolean isHex4(String line, int from) {
         for (int i = from; i < from + 4; i++) {
-            if (Character.digit(line.charAt(i), 16) < 0) {
+            char c = line.charAt(i);
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) {
                 return false;
             }
         }

@@ -39,8 +39,15 @@ public record Resource(ResourceName name, String source, Attachment attachment, 
         }
     }
 
-    /** A resource from devices that all carry its name, source and attachment. */
+    /**
+     * A resource from devices that all carry its name, source and attachment.
+     *
+     * @throws IllegalArgumentException when the list is empty or the devices disagree
+     */
     public static Resource of(List<Device> devices) {
+        if (devices.isEmpty()) {
+            throw new IllegalArgumentException("a resource needs at least one device");
+        }
         Device first = devices.get(0);
         return new Resource(first.resource(), first.source(), first.attachment(), devices);
     }

@@ -7,9 +7,9 @@ import java.util.regex.Pattern;
 /**
  * The name part of an extended resource {@code nvidia.com/<name>}, already sanitized.
  *
- * <p>Every instance matches {@code ^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$}: it cannot contain a path
- * separator, {@code ..} next to a separator, whitespace, or more than 63 characters, so it is safe to use in a
- * socket file name and an environment variable. Build one with a factory for the source kind:
+ * <p>Every instance matches {@code ^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$} and contains no
+ * {@code ..}: it cannot hold a path separator, NUL, whitespace, or more than 63 characters, so it is safe to
+ * use in a socket file name and an environment variable. Build one with a factory for the source kind:
  * <pre>{@code
  * ResourceName.forPciDeviceName("GH100 [H200 SXM 141GB]", "2335")  // GH100_H200_SXM_141GB
  * ResourceName.forMdevType("GRID T4-1Q")                            // GRID_T4-1Q
@@ -27,7 +27,8 @@ public record ResourceName(String name) implements Comparable<ResourceName> {
     public static final int MAX_LENGTH = 63;
 
     private static final Pattern VALID = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?");
-    private static final Pattern WHITESPACE_RUN = Pattern.compile("\\s+");
+    /** Go's (RE2's) {@code \s}: ASCII tab, newline, form feed, carriage return and space, not vertical tab. */
+    private static final Pattern WHITESPACE_RUN = Pattern.compile("[\\t\\n\\f\\r ]+");
     private static final Pattern HEX_DEVICE_ID = Pattern.compile("[0-9a-fA-F]{4}");
 
     /** Rejects anything that is not already a valid, sanitized name. */
@@ -71,14 +72,15 @@ public record ResourceName(String name) implements Comparable<ResourceName> {
     /**
      * Passthrough rule: the pci.ids device name trimmed, uppercased, {@code /} and {@code .} to {@code _},
      * whitespace runs to {@code _}, everything but {@code [A-Za-z0-9_]} dropped; without a usable name the
-     * 4-hex device id in lowercase.
+     * 4-hex device id in lowercase. Uppercasing maps each character on its own, as Go's {@code strings.ToUpper}
+     * does ({@code ß} stays {@code ß} and is then dropped; it does not become {@code SS}).
      *
      * @param pciIdsName the device's name from pci.ids, or null when unknown
      * @param deviceId   the device id as sysfs prints it without {@code 0x}, e.g. {@code 2335}
      */
     public static Optional<ResourceName> forPciDeviceName(String pciIdsName, String deviceId) {
         if (pciIdsName != null) {
-            String upper = pciIdsName.strip().toUpperCase(Locale.ROOT).replace('/', '_').replace('.', '_');
+            String upper = toUpperPerCodePoint(GoText.trimSpace(pciIdsName)).replace('/', '_').replace('.', '_');
             String joined = WHITESPACE_RUN.matcher(upper).replaceAll("_");
             StringBuilder kept = new StringBuilder(joined.length());
             for (int i = 0; i < joined.length(); i++) {
@@ -100,7 +102,7 @@ public record ResourceName(String name) implements Comparable<ResourceName> {
 
     /** mdev rule: the type's {@code name} with whitespace runs replaced by {@code _}, then sanitized. */
     public static Optional<ResourceName> forMdevType(String typeName) {
-        return typeName == null ? Optional.empty() : sanitize(WHITESPACE_RUN.matcher(typeName.strip()).replaceAll("_"));
+        return typeName == null ? Optional.empty() : sanitize(WHITESPACE_RUN.matcher(GoText.trimSpace(typeName)).replaceAll("_"));
     }
 
     /** Vendor-VFIO rule: the profile name with whitespace runs replaced by {@code _}, then sanitized. */
@@ -119,7 +121,20 @@ public record ResourceName(String name) implements Comparable<ResourceName> {
      * {@code PCI_RESOURCE_NVIDIA_COM_NVIDIA_L40S-1Q}.
      */
     public String envVar(Attachment attachment) {
-        return attachment.envPrefix() + "_" + fullName().toUpperCase(Locale.ROOT).replace('/', '_').replace('.', '_');
+        return envVar(attachment.envPrefix());
+    }
+
+    /**
+     * The environment variable KubeVirt reads for this resource under another prefix: {@code <prefix>_} followed
+     * by the full resource name uppercased with {@code /} and {@code .} replaced by {@code _}.
+     *
+     * @param prefix the variable prefix without the trailing underscore, e.g. {@code PCI_RESOURCE}
+     */
+    public String envVar(String prefix) {
+        if (prefix == null || prefix.isEmpty()) {
+            throw new IllegalArgumentException("env var prefix must not be empty");
+        }
+        return prefix + "_" + fullName().toUpperCase(Locale.ROOT).replace('/', '_').replace('.', '_');
     }
 
     /** The plugin's socket file name, {@code kubevirt-<name>.sock}. */
@@ -135,6 +150,12 @@ public record ResourceName(String name) implements Comparable<ResourceName> {
     @Override
     public String toString() {
         return fullName();
+    }
+
+    private static String toUpperPerCodePoint(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        text.codePoints().map(Character::toUpperCase).forEach(out::appendCodePoint);
+        return out.toString();
     }
 
     private static boolean isAsciiAlphanumeric(char c) {

@@ -15,14 +15,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Loads {@link DeviceSource}s through {@link ServiceLoader} in a deterministic order: by
- * {@link DeviceSource#order()}, then by name. A provider that fails to load is logged and left out; the
- * others still load. Two providers with one name: the first in that order is kept.
+ * {@link DeviceSource#order()}, then by name (ties keep the service loader's order). A provider that fails to
+ * load is logged and left out; the others still load. Two providers with one name: the first in that order is
+ * kept.
  */
 public final class DeviceSources {
 
     private static final Logger LOG = LoggerFactory.getLogger(DeviceSources.class);
-    private static final Comparator<DeviceSource> ORDER =
-            Comparator.comparingInt(DeviceSource::order).thenComparing(DeviceSource::name);
+    private static final Comparator<Candidate> ORDER =
+            Comparator.comparingInt(Candidate::order).thenComparing(Candidate::name);
+    private static final int MAX_LOAD_FAILURES = 100;
 
     private DeviceSources() {
     }
@@ -45,6 +47,7 @@ public final class DeviceSources {
     static List<DeviceSource> load(ServiceLoader<DeviceSource> serviceLoader, Optional<Set<String>> allowList) {
         List<DeviceSource> found = new ArrayList<>();
         Iterator<DeviceSource> it = serviceLoader.iterator();
+        int failures = 0;
         while (true) {
             try {
                 if (!it.hasNext()) {
@@ -52,26 +55,52 @@ public final class DeviceSources {
                 }
                 found.add(it.next());
             } catch (ServiceConfigurationError e) {
-                LOG.warn("device source provider could not be loaded, continuing without it: {}", e.getMessage());
+                LOG.warn("device source provider could not be loaded, continuing without it: {}{}", e.getMessage(),
+                        e.getCause() == null ? "" : " (" + e.getCause() + ")");
+                if (++failures >= MAX_LOAD_FAILURES) {
+                    // ServiceLoader only promises a best effort to move past a failure; never spin on one
+                    LOG.warn("giving up on device source providers after {} failures", failures);
+                    break;
+                }
             }
         }
         return select(found, allowList);
     }
 
     /**
-     * Orders sources, keeps the first of each name, and applies an allow-list.
+     * Orders sources, keeps the first of each name, and applies an allow-list. A source whose {@code name()} or
+     * {@code order()} throws, or whose name is not 1-63 printable ASCII characters without whitespace,
+     * {@code /} or {@code ,}, is logged and left out.
      *
      * @param allowList source names to keep; empty keeps every source
      */
     public static List<DeviceSource> select(List<DeviceSource> sources, Optional<Set<String>> allowList) {
-        List<DeviceSource> sorted = new ArrayList<>(sources);
-        sorted.sort(ORDER);
+        List<Candidate> candidates = new ArrayList<>();
+        for (DeviceSource source : sources) {
+            String name;
+            int order;
+            try {
+                name = source.name();
+                order = source.order();
+            } catch (RuntimeException e) {
+                LOG.warn("device source {} failed to give its name or order, leaving it out: {}",
+                        source.getClass().getName(), e.toString());
+                continue;
+            }
+            if (!isValidName(name)) {
+                LOG.warn("device source {} has an unusable name \"{}\" (1-63 printable ASCII characters without "
+                        + "whitespace, '/' or ','), leaving it out", source.getClass().getName(), name);
+                continue;
+            }
+            candidates.add(new Candidate(source, name, order));
+        }
+        candidates.sort(ORDER);
         Map<String, DeviceSource> byName = new LinkedHashMap<>();
-        for (DeviceSource source : sorted) {
-            DeviceSource earlier = byName.putIfAbsent(source.name(), source);
+        for (Candidate candidate : candidates) {
+            DeviceSource earlier = byName.putIfAbsent(candidate.name(), candidate.source());
             if (earlier != null) {
-                LOG.warn("two device sources are named \"{}\": keeping {}, ignoring {}", source.name(),
-                        earlier.getClass().getName(), source.getClass().getName());
+                LOG.warn("two device sources are named \"{}\": keeping {}, ignoring {}", candidate.name(),
+                        earlier.getClass().getName(), candidate.source().getClass().getName());
             }
         }
         allowList.ifPresent(allowed -> {
@@ -83,5 +112,22 @@ public final class DeviceSources {
             byName.keySet().retainAll(allowed);
         });
         return List.copyOf(byName.values());
+    }
+
+    private static boolean isValidName(String name) {
+        if (name == null || name.isEmpty() || name.length() > 63) {
+            return false;
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c <= 0x20 || c >= 0x7f || c == '/' || c == ',') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A source with the name and order it gave once. */
+    private record Candidate(DeviceSource source, String name, int order) {
     }
 }

@@ -27,10 +27,19 @@ public interface VgpuTypeResolver {
 
     /**
      * A view that asks the delegate at most once per physical function; make a fresh one per scan, since
-     * answers may change between scans.
+     * answers may change between scans. A delegate that throws or answers null yields
+     * {@link VgpuTypeNames#unavailable(String)} instead. Safe for concurrent use.
      */
     static VgpuTypeResolver memoizing(VgpuTypeResolver delegate) {
         Map<PciAddress, VgpuTypeNames> answers = new ConcurrentHashMap<>();
-        return pf -> answers.computeIfAbsent(pf, delegate::supportedTypes);
+        return pf -> answers.computeIfAbsent(pf, key -> {
+            try {
+                VgpuTypeNames names = delegate.supportedTypes(key);
+                return names != null ? names : VgpuTypeNames.unavailable("vGPU type resolver gave no answer");
+            } catch (RuntimeException e) {
+                // the contract says "never throws"; a broken resolver still must not abort a scan
+                return VgpuTypeNames.unavailable("vGPU type resolver failed: " + e);
+            }
+        });
     }
 }
