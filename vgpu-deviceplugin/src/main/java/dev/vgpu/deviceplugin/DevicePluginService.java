@@ -1,0 +1,108 @@
+package dev.vgpu.deviceplugin;
+
+import dev.vgpu.core.Device;
+import dev.vgpu.core.Resource;
+import dev.vgpu.core.Snapshot;
+import dev.vgpu.deviceplugin.v1beta1.AllocateRequest;
+import dev.vgpu.deviceplugin.v1beta1.AllocateResponse;
+import dev.vgpu.deviceplugin.v1beta1.ContainerPreferredAllocationRequest;
+import dev.vgpu.deviceplugin.v1beta1.ContainerPreferredAllocationResponse;
+import dev.vgpu.deviceplugin.v1beta1.DevicePluginGrpc;
+import dev.vgpu.deviceplugin.v1beta1.DevicePluginOptions;
+import dev.vgpu.deviceplugin.v1beta1.Empty;
+import dev.vgpu.deviceplugin.v1beta1.ListAndWatchResponse;
+import dev.vgpu.deviceplugin.v1beta1.PreStartContainerRequest;
+import dev.vgpu.deviceplugin.v1beta1.PreStartContainerResponse;
+import dev.vgpu.deviceplugin.v1beta1.PreferredAllocationRequest;
+import dev.vgpu.deviceplugin.v1beta1.PreferredAllocationResponse;
+import io.grpc.Status;
+import io.grpc.StatusException;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.util.Map;
+import java.util.OptionalInt;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@code v1beta1.DevicePlugin} service of one plugin. Calls run on the plugin's gRPC executor threads; every
+ * call reads the snapshot current at that moment through the manager's atomic reference and never blocks on the
+ * plugin's lifecycle. Domain errors cross the wire as {@link Status} codes with a description.
+ */
+final class DevicePluginService extends DevicePluginGrpc.DevicePluginImplBase {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DevicePluginService.class);
+
+    private final ResourcePlugin plugin;
+    private final PluginEnvironment env;
+    private final AllocateResponses allocations;
+
+    DevicePluginService(ResourcePlugin plugin, PluginEnvironment env) {
+        this.plugin = plugin;
+        this.env = env;
+        this.allocations = new AllocateResponses(env.files());
+    }
+
+    @Override
+    public void getDevicePluginOptions(Empty request, StreamObserver<DevicePluginOptions> response) {
+        response.onNext(ResourcePlugin.options());
+        response.onCompleted();
+    }
+
+    @Override
+    public void listAndWatch(Empty request, StreamObserver<ListAndWatchResponse> response) {
+        LOG.debug("ListAndWatch stream opened for {}", plugin.name());
+        plugin.openStream((ServerCallStreamObserver<ListAndWatchResponse>) response);
+    }
+
+    @Override
+    public void allocate(AllocateRequest request, StreamObserver<AllocateResponse> response) {
+        try {
+            AllocateResponse answer = allocations.allocate(plugin.name(), env.snapshots().get(), request);
+            LOG.info("Allocated {} of {}", request.getContainerRequestsList().stream()
+                    .map(c -> String.join(",", c.getDevicesIdsList())).collect(Collectors.joining(" | ")),
+                    plugin.name());
+            response.onNext(answer);
+            response.onCompleted();
+        } catch (StatusException e) {
+            LOG.warn("Refused allocation for {}: {}", plugin.name(), e.getStatus().getDescription());
+            response.onError(e);
+        }
+    }
+
+    @Override
+    public void getPreferredAllocation(PreferredAllocationRequest request,
+                                       StreamObserver<PreferredAllocationResponse> response) {
+        Snapshot snapshot = env.snapshots().get();
+        Map<String, Device> devices = snapshot.resource(plugin.name()).map(Resource::devices)
+                .map(list -> list.stream().collect(Collectors.toMap(Device::id, Function.identity())))
+                .orElse(Map.of());
+        Function<String, OptionalInt> numaOf = id -> {
+            Device device = devices.get(id);
+            return device == null ? OptionalInt.empty() : device.numaNode();
+        };
+        PreferredAllocationResponse.Builder out = PreferredAllocationResponse.newBuilder();
+        try {
+            for (ContainerPreferredAllocationRequest container : request.getContainerRequestsList()) {
+                out.addContainerResponses(ContainerPreferredAllocationResponse.newBuilder()
+                        .addAllDeviceIDs(PreferredAllocation.choose(container.getAvailableDeviceIDsList(),
+                                container.getMustIncludeDeviceIDsList(), container.getAllocationSize(), numaOf)));
+            }
+        } catch (IllegalArgumentException e) {
+            LOG.warn("Refused preferred allocation for {}: {}", plugin.name(), e.getMessage());
+            response.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asException());
+            return;
+        }
+        response.onNext(out.build());
+        response.onCompleted();
+    }
+
+    @Override
+    public void preStartContainer(PreStartContainerRequest request,
+                                  StreamObserver<PreStartContainerResponse> response) {
+        response.onNext(PreStartContainerResponse.getDefaultInstance());
+        response.onCompleted();
+    }
+}

@@ -1,0 +1,101 @@
+package dev.vgpu.deviceplugin;
+
+import java.io.IOException;
+import java.nio.file.ClosedWatchServiceException;
+import java.nio.file.FileSystems;
+import java.nio.file.Path;
+import java.nio.file.StandardWatchEventKinds;
+import java.nio.file.WatchKey;
+import java.nio.file.WatchService;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Watches directories (the device-plugin directory and {@code /dev/vfio} under the host root) and runs a
+ * callback on any change, so checks react at once instead of at the next poll. Events only trigger a check;
+ * the check reads the truth from the file system, so lost or coalesced events do no harm.
+ *
+ * <p>Threads: one thread of its own ({@code vgpu-dp-watch}) blocks in {@link WatchService#take()} and runs the
+ * callback, which must not block. {@link #ensureWatching()} may be called from any thread; {@code keys} is
+ * guarded by {@code this}. {@link #close()} ends the thread.
+ */
+final class HostWatcher implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(HostWatcher.class);
+
+    private final List<Path> directories;
+    private final Runnable onChange;
+    private final WatchService service;
+    private final Thread thread;
+    private final Map<Path, WatchKey> keys = new HashMap<>();
+
+    HostWatcher(List<Path> directories, Runnable onChange) throws IOException {
+        this.directories = List.copyOf(directories);
+        this.onChange = onChange;
+        this.service = FileSystems.getDefault().newWatchService();
+        this.thread = new Thread(this::run, "vgpu-dp-watch");
+        this.thread.setDaemon(true);
+    }
+
+    /** Starts the watch thread after registering what exists now. */
+    HostWatcher start() {
+        ensureWatching();
+        thread.start();
+        return this;
+    }
+
+    /** Registers every directory that exists and is not watched yet (a directory may appear later). */
+    synchronized void ensureWatching() {
+        for (Path dir : directories) {
+            WatchKey key = keys.get(dir);
+            if (key != null && key.isValid()) {
+                continue;
+            }
+            try {
+                keys.put(dir, dir.register(service, StandardWatchEventKinds.ENTRY_CREATE,
+                        StandardWatchEventKinds.ENTRY_DELETE));
+                LOG.debug("Watching {}", dir);
+            } catch (IOException | ClosedWatchServiceException e) {
+                keys.remove(dir);
+            }
+        }
+    }
+
+    private void run() {
+        while (true) {
+            WatchKey key;
+            try {
+                key = service.take();
+            } catch (ClosedWatchServiceException e) {
+                return;
+            } catch (InterruptedException e) {
+                return;
+            }
+            key.pollEvents();
+            key.reset();
+            try {
+                onChange.run();
+            } catch (RuntimeException e) {
+                LOG.warn("Change handler failed: {}", e.toString());
+            }
+        }
+    }
+
+    /** Stops watching and ends the thread. */
+    @Override
+    public void close() {
+        try {
+            service.close();
+        } catch (IOException e) {
+            LOG.debug("Closing the watch service: {}", e.toString());
+        }
+        try {
+            thread.join(5_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package dev.vgpu.deviceplugin;
+
+import dev.vgpu.core.Device;
+import dev.vgpu.core.Snapshot;
+import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+
+/**
+ * What every plugin of one manager shares; owned and closed by the {@link PluginManager}.
+ *
+ * @param files          sysfs and devfs under the host root
+ * @param pluginDir      the device-plugin directory holding {@code kubelet.sock} and the plugin sockets
+ * @param snapshots      the snapshot current now (one atomic reference in the manager)
+ * @param scheduler      runs registration attempts, backoff timers and health checks
+ * @param kubeletClient  the transport for channels to {@code kubelet.sock}
+ * @param backoffInitial first registration retry delay
+ * @param backoffMax     cap of the registration retry delay
+ * @param gpuFaulty      whether a device's GPU has a fault reported now (XID)
+ */
+record PluginEnvironment(HostFiles files, Path pluginDir, Supplier<Snapshot> snapshots,
+                         ScheduledExecutorService scheduler, UnixDomainTransport kubeletClient,
+                         Duration backoffInitial, Duration backoffMax, Predicate<Device> gpuFaulty) {
+
+    /** The file name of the kubelet's registration socket. */
+    static final String KUBELET_SOCKET = "kubelet.sock";
+
+    PluginEnvironment {
+        Objects.requireNonNull(files, "files");
+        Objects.requireNonNull(pluginDir, "pluginDir");
+        Objects.requireNonNull(snapshots, "snapshots");
+        Objects.requireNonNull(scheduler, "scheduler");
+        Objects.requireNonNull(kubeletClient, "kubeletClient");
+        Objects.requireNonNull(gpuFaulty, "gpuFaulty");
+        if (backoffInitial.isNegative() || backoffInitial.isZero() || backoffMax.compareTo(backoffInitial) < 0) {
+            throw new IllegalArgumentException("registration backoff needs 0 < initial <= max, got " + backoffInitial
+                    + " and " + backoffMax);
+        }
+    }
+
+    /** {@code <pluginDir>/kubelet.sock}. */
+    Path kubeletSocket() {
+        return pluginDir.resolve(KUBELET_SOCKET);
+    }
+}

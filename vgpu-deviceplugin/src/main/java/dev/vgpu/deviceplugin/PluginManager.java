@@ -1,0 +1,309 @@
+package dev.vgpu.deviceplugin;
+
+import dev.vgpu.core.Device;
+import dev.vgpu.core.PciAddress;
+import dev.vgpu.core.Plan;
+import dev.vgpu.core.Resource;
+import dev.vgpu.core.ResourceName;
+import dev.vgpu.core.Snapshot;
+import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SortedMap;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Serves every resource of the current {@link Snapshot} to the kubelet: one device-plugin server per resource on
+ * {@code <device-plugin-dir>/kubevirt-<name>.sock}, registered with {@code kubelet.sock}.
+ * <pre>{@code
+ * try (PluginManager plugins = PluginManager.builder().hostRoot(Path.of("/")).build()) {
+ *     Snapshot before = Snapshot.empty();
+ *     Snapshot next = discovery.scan();
+ *     plugins.apply(next, Reconciler.plan(before, next));   // Add starts, Update swaps, Remove retires
+ *     ...
+ * }
+ * }</pre>
+ * Health of each device is the presence of {@code <host-root>/dev/vfio/<group>} (a directory watch plus a
+ * periodic check) combined with GPU faults fed through {@link #markGpuUnhealthy}. The same checks re-serve and
+ * re-register every resource when the kubelet restarts (its socket or ours is replaced).
+ *
+ * <p>Threads: the caller's thread runs {@code apply}, {@code markGpu…} and {@code close}, serialized by
+ * {@code lock}, which guards {@code plugins} writes and {@code closed}; {@code plugins} is republished as an
+ * immutable map for the checks. Two scheduler threads ({@code vgpu-dp-scheduler-N}) run registration attempts and
+ * checks; one watch thread ({@code vgpu-dp-watch}) only queues checks; each plugin owns an event-loop thread and
+ * two gRPC threads that end when it stops. {@code gpuFaults} is a concurrent map read by any thread.
+ */
+public final class PluginManager implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PluginManager.class);
+
+    private final Path devicePluginDir;
+    private final AtomicReference<Snapshot> snapshot = new AtomicReference<>(Snapshot.empty());
+    private final Map<PciAddress, String> gpuFaults = new ConcurrentHashMap<>();
+    private final Object lock = new Object();
+    private final ReentrantLock checkLock = new ReentrantLock();
+    private final AtomicBoolean checkQueued = new AtomicBoolean();
+    private final ScheduledThreadPoolExecutor scheduler;
+    private final UnixDomainTransport kubeletClient;
+    private final PluginEnvironment env;
+    private final HostWatcher watcher;
+
+    private volatile SortedMap<ResourceName, ResourcePlugin> plugins = Collections.emptySortedMap();
+    private boolean closed;
+
+    private PluginManager(Builder b) throws IOException {
+        this.devicePluginDir = b.devicePluginDir;
+        AtomicInteger threads = new AtomicInteger();
+        this.scheduler = new ScheduledThreadPoolExecutor(2, r -> {
+            Thread t = new Thread(r, "vgpu-dp-scheduler-" + threads.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.scheduler.setRemoveOnCancelPolicy(true);
+        this.kubeletClient = UnixDomainTransport.create("vgpu-dp-kubelet-client", 1, 1);
+        this.env = new PluginEnvironment(new HostFiles(b.hostRoot), b.devicePluginDir, snapshot::get, scheduler,
+                kubeletClient, b.backoffInitial, b.backoffMax, this::gpuFaulty);
+        this.watcher = new HostWatcher(List.of(b.devicePluginDir, b.hostRoot.resolve("dev/vfio")),
+                this::requestCheck).start();
+        long poll = b.healthPollInterval.toNanos();
+        scheduler.scheduleWithFixedDelay(this::checkAll, poll, poll, TimeUnit.NANOSECONDS);
+        LOG.info("Device plugins: host root {}, device-plugin dir {}, health poll every {}, registration backoff "
+                + "{} to {}", b.hostRoot, b.devicePluginDir, b.healthPollInterval, b.backoffInitial, b.backoffMax);
+    }
+
+    /** A builder with the defaults: host root {@code /}, {@code /var/lib/kubelet/device-plugins}, 5 s poll. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Makes {@code next} the snapshot that Allocate reads, then applies the plan's changes in order: {@code Add}
+     * starts a plugin, {@code Update} swaps its device list (health kept for devices that stay), {@code Remove}
+     * sends an empty list on its streams and stops it. Resources the plan does not name are not touched. Calls
+     * are serialized; a change that fails is logged and the rest still apply.
+     *
+     * @throws IllegalStateException after {@link #close()}
+     */
+    public void apply(Snapshot next, Plan plan) {
+        Objects.requireNonNull(next, "next");
+        Objects.requireNonNull(plan, "plan");
+        synchronized (lock) {
+            if (closed) {
+                throw new IllegalStateException("plugin manager is closed");
+            }
+            snapshot.set(next);
+            SortedMap<ResourceName, ResourcePlugin> map = new TreeMap<>(plugins);
+            for (Plan.Change change : plan.changes()) {
+                try {
+                    applyOne(change, map);
+                } catch (RuntimeException e) {
+                    LOG.error("Could not apply {} to {}: {}", change.getClass().getSimpleName(), change.resource(),
+                            e.toString(), e);
+                }
+                plugins = Collections.unmodifiableSortedMap(new TreeMap<>(map));
+            }
+        }
+    }
+
+    private void applyOne(Plan.Change change, SortedMap<ResourceName, ResourcePlugin> map) {
+        ResourcePlugin existing = map.get(change.resource());
+        if (change instanceof Plan.Remove) {
+            if (existing != null) {
+                existing.retire();
+                map.remove(change.resource());
+                LOG.info("Removed {}", change.resource());
+            }
+            return;
+        }
+        Resource next = change instanceof Plan.Add add ? add.next() : ((Plan.Update) change).next();
+        if (existing != null) {
+            List<String> before = existing.advertised().devices().stream().map(Device::id).toList();
+            existing.update(next);
+            TreeSet<String> in = new TreeSet<>(next.ids());
+            in.removeAll(before);
+            TreeSet<String> out = new TreeSet<>(before);
+            out.removeAll(next.ids());
+            LOG.info("Updated {}: {} devices, in {}, out {}", next.name(), next.devices().size(), in, out);
+            return;
+        }
+        ResourcePlugin plugin = new ResourcePlugin(next, env);
+        map.put(next.name(), plugin);
+        plugin.start();
+        LOG.info("Added {} with {} devices {}", next.name(), next.devices().size(), next.ids());
+    }
+
+    /**
+     * Marks unhealthy every device whose parent is {@code gpu} (its VFs and mdevs) and the device that is
+     * {@code gpu} itself, until {@link #markGpuHealthy}. Devices added later on that GPU start unhealthy too.
+     * Meant for NVML XID events; may be called from any thread.
+     */
+    public void markGpuUnhealthy(PciAddress gpu, String reason) {
+        Objects.requireNonNull(gpu, "gpu");
+        synchronized (lock) {
+            gpuFaults.put(gpu, reason == null ? "" : reason);
+            List<ResourceName> affected = plugins.values().stream().filter(p -> p.gpuFault(gpu, true))
+                    .map(ResourcePlugin::name).toList();
+            LOG.warn("GPU {} reported a fault ({}): its devices in {} are unhealthy", gpu, reason, affected);
+        }
+    }
+
+    /** Clears a fault set by {@link #markGpuUnhealthy}; devices whose group node is present become healthy. */
+    public void markGpuHealthy(PciAddress gpu) {
+        Objects.requireNonNull(gpu, "gpu");
+        synchronized (lock) {
+            if (gpuFaults.remove(gpu) != null) {
+                plugins.values().forEach(p -> p.gpuFault(gpu, false));
+                LOG.info("GPU {} fault cleared", gpu);
+            }
+        }
+    }
+
+    /** The resources served now, sorted. */
+    public SortedSet<ResourceName> running() {
+        return Collections.unmodifiableSortedSet(new TreeSet<>(plugins.keySet()));
+    }
+
+    /** The device-plugin directory this manager serves in. */
+    public Path devicePluginDir() {
+        return devicePluginDir;
+    }
+
+    /**
+     * Stops every plugin (without retiring its resource: a restarted daemon registers it again), deletes its
+     * socket and ends every thread this manager started. Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            plugins.values().forEach(ResourcePlugin::stop);
+            plugins = Collections.emptySortedMap();
+        }
+        watcher.close();
+        scheduler.shutdownNow();
+        try {
+            if (!scheduler.awaitTermination(20, TimeUnit.SECONDS)) {
+                LOG.warn("Scheduler threads did not end within 20 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        kubeletClient.close();
+        LOG.info("Device plugins stopped");
+    }
+
+    /** Package-private view for tests: the plugin serving {@code name}. */
+    ResourcePlugin plugin(ResourceName name) {
+        return plugins.get(name);
+    }
+
+    private boolean gpuFaulty(Device device) {
+        return !gpuFaults.isEmpty() && gpuFaults.keySet().stream().anyMatch(g -> AdvertisedDevices.belongsTo(device, g));
+    }
+
+    private void requestCheck() {
+        if (checkQueued.compareAndSet(false, true)) {
+            try {
+                scheduler.execute(() -> {
+                    checkQueued.set(false);
+                    checkAll();
+                });
+            } catch (RejectedExecutionException e) {
+                checkQueued.set(false);
+            }
+        }
+    }
+
+    private void checkAll() {
+        checkLock.lock();
+        try {
+            watcher.ensureWatching();
+            for (ResourcePlugin plugin : plugins.values()) {
+                plugin.check();
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("Check of the device plugins failed: {}", e.toString(), e);
+        } finally {
+            checkLock.unlock();
+        }
+    }
+
+    /** Configures a {@link PluginManager}; not thread-safe. */
+    public static final class Builder {
+        private Path hostRoot = Path.of("/");
+        private Path devicePluginDir = Path.of("/var/lib/kubelet/device-plugins");
+        private Duration healthPollInterval = Duration.ofSeconds(5);
+        private Duration backoffInitial = Duration.ofSeconds(1);
+        private Duration backoffMax = Duration.ofSeconds(30);
+
+        private Builder() {
+        }
+
+        /** The directory that stands for the host's {@code /} when reading sysfs and devfs. */
+        public Builder hostRoot(Path value) {
+            hostRoot = Objects.requireNonNull(value, "hostRoot");
+            return this;
+        }
+
+        /** Where {@code kubelet.sock} is and plugin sockets are created. */
+        public Builder devicePluginDir(Path value) {
+            devicePluginDir = Objects.requireNonNull(value, "devicePluginDir");
+            return this;
+        }
+
+        /** How often health and sockets are checked besides the directory watches; positive. */
+        public Builder healthPollInterval(Duration value) {
+            if (value == null || value.isNegative() || value.isZero()) {
+                throw new IllegalArgumentException("health poll interval must be positive, got " + value);
+            }
+            healthPollInterval = value;
+            return this;
+        }
+
+        /** Registration retry delays: starts at {@code initial}, doubles, never above {@code max}. */
+        public Builder registrationBackoff(Duration initial, Duration max) {
+            if (initial == null || max == null || initial.isNegative() || initial.isZero()
+                    || max.compareTo(initial) < 0) {
+                throw new IllegalArgumentException("registration backoff needs 0 < initial <= max, got " + initial
+                        + " and " + max);
+            }
+            backoffInitial = initial;
+            backoffMax = max;
+            return this;
+        }
+
+        /**
+         * Starts the manager's threads (no plugin yet).
+         *
+         * @throws UncheckedIOException when the directory watch cannot be created
+         */
+        public PluginManager build() {
+            try {
+                return new PluginManager(this);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot watch " + devicePluginDir + ": " + e.getMessage(), e);
+            }
+        }
+    }
+}

@@ -1,0 +1,302 @@
+package dev.vgpu.deviceplugin;
+
+import dev.vgpu.core.Device;
+import dev.vgpu.core.PciAddress;
+import dev.vgpu.core.Resource;
+import dev.vgpu.core.ResourceName;
+import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
+import dev.vgpu.deviceplugin.v1beta1.DevicePluginOptions;
+import dev.vgpu.deviceplugin.v1beta1.ListAndWatchResponse;
+import io.grpc.Server;
+import io.grpc.stub.ServerCallStreamObserver;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The device plugin of one resource: its gRPC server on {@code kubevirt-<name>.sock}, its registration, its
+ * ListAndWatch streams and the health of its devices.
+ *
+ * <p>Threads and state. {@code lifecycle} serializes start, stop, retire, restart and update (callers: the
+ * manager's apply and close, and the scheduler's checks); it guards {@code state}, {@code server} and
+ * {@code transport}. {@code stateLock} guards {@code advertised} and orders every publication to the streams,
+ * so the last list offered is always the current one; it is taken inside {@code lifecycle}, never the other way,
+ * and nothing blocks while holding it. {@code streams} is a concurrent set touched by gRPC threads. A stopped
+ * plugin stays stopped: the manager makes a new one for a resource that comes back.
+ */
+final class ResourcePlugin {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ResourcePlugin.class);
+    private static final DevicePluginOptions OPTIONS = DevicePluginOptions.newBuilder()
+            .setPreStartRequired(false).setGetPreferredAllocationAvailable(true).build();
+
+    private enum State { NEW, RUNNING, STOPPED }
+
+    private final ResourceName name;
+    private final Path socket;
+    private final PluginEnvironment env;
+    private final Registrar registrar;
+    private final DevicePluginService service;
+    private final ReentrantLock lifecycle = new ReentrantLock();
+    private final Object stateLock = new Object();
+    private final Set<DeviceListStream> streams = ConcurrentHashMap.newKeySet();
+
+    private State state = State.NEW;
+    private Server server;
+    private UnixDomainTransport transport;
+    private AdvertisedDevices advertised = AdvertisedDevices.none();
+
+    ResourcePlugin(Resource initial, PluginEnvironment env) {
+        this.name = initial.name();
+        this.socket = env.pluginDir().resolve(name.socketFileName());
+        this.env = env;
+        this.registrar = new Registrar(name, env, OPTIONS);
+        this.service = new DevicePluginService(this, env);
+        this.advertised = AdvertisedDevices.none().replace(initial.devices(), env.files()::groupNodePresent,
+                env.gpuFaulty());
+    }
+
+    ResourceName name() {
+        return name;
+    }
+
+    Path socket() {
+        return socket;
+    }
+
+    static DevicePluginOptions options() {
+        return OPTIONS;
+    }
+
+    /** Serves on the socket and registers (asynchronously, retrying). A failed bind is retried by checks. */
+    void start() {
+        lifecycle.lock();
+        try {
+            if (state != State.NEW) {
+                return;
+            }
+            state = State.RUNNING;
+            transport = UnixDomainTransport.create("vgpu-dp-" + name.name(), 1, 2);
+            serveAndRegister();
+        } finally {
+            lifecycle.unlock();
+        }
+    }
+
+    /** Swaps the device list: kept devices keep their health, new ones start healthy unless known bad. */
+    void update(Resource next) {
+        lifecycle.lock();
+        try {
+            if (state == State.STOPPED) {
+                return;
+            }
+            publish(advertised.replace(next.devices(), env.files()::groupNodePresent, env.gpuFaulty()));
+        } finally {
+            lifecycle.unlock();
+        }
+    }
+
+    /** Sends an empty device list on every stream (the kubelet never redials an ended stream), then stops. */
+    void retire() {
+        lifecycle.lock();
+        try {
+            if (state == State.STOPPED) {
+                return;
+            }
+            publish(AdvertisedDevices.none());
+            stopLocked();
+        } finally {
+            lifecycle.unlock();
+        }
+    }
+
+    /** Ends streams, registration and the server, deletes the socket and ends this plugin's threads. Idempotent. */
+    void stop() {
+        lifecycle.lock();
+        try {
+            stopLocked();
+        } finally {
+            lifecycle.unlock();
+        }
+    }
+
+    /** Serves on a fresh socket and registers again, keeping devices and health (the kubelet restarted). */
+    void restart(String why) {
+        lifecycle.lock();
+        try {
+            if (state != State.RUNNING) {
+                return;
+            }
+            LOG.info("Restarting {}: {}", name, why);
+            shutdownServer(false);
+            serveAndRegister();
+        } finally {
+            lifecycle.unlock();
+        }
+    }
+
+    /**
+     * The periodic and event-driven check: re-serve when the socket is gone, re-register when the kubelet socket
+     * changed since the last registration, and re-read group-node health.
+     */
+    void check() {
+        lifecycle.lock();
+        try {
+            if (state != State.RUNNING) {
+                return;
+            }
+            if (server == null || !Files.exists(socket)) {
+                restart(server == null ? "not serving yet" : "socket " + socket + " was deleted");
+            } else {
+                registrar.kubeletSeen(KubeletSocket.at(env.kubeletSocket()));
+            }
+            checkHealth();
+        } finally {
+            lifecycle.unlock();
+        }
+    }
+
+    /** Re-reads the group nodes and publishes when a device's health flipped. */
+    void checkHealth() {
+        synchronized (stateLock) {
+            publish(advertised.withGroupNodes(env.files()::groupNodePresent));
+        }
+    }
+
+    /** Marks (or clears) a GPU fault for the devices of {@code gpu}; true when any device of it is here. */
+    boolean gpuFault(PciAddress gpu, boolean faulty) {
+        synchronized (stateLock) {
+            boolean mine = advertised.devices().stream().anyMatch(d -> AdvertisedDevices.belongsTo(d, gpu));
+            publish(advertised.withGpuFault(gpu, faulty));
+            return mine;
+        }
+    }
+
+    /** The current advertisement (for the service and tests). */
+    AdvertisedDevices advertised() {
+        synchronized (stateLock) {
+            return advertised;
+        }
+    }
+
+    /** Whether the plugin is running (started and not stopped). */
+    boolean isRunning() {
+        lifecycle.lock();
+        try {
+            return state == State.RUNNING;
+        } finally {
+            lifecycle.unlock();
+        }
+    }
+
+    /** Adds a ListAndWatch stream and sends it the current list; called on a gRPC thread. */
+    void openStream(ServerCallStreamObserver<ListAndWatchResponse> observer) {
+        DeviceListStream stream = new DeviceListStream(name.fullName(), observer);
+        observer.setOnReadyHandler(stream::drain);
+        observer.setOnCancelHandler(() -> {
+            stream.cancelled();
+            streams.remove(stream);
+        });
+        synchronized (stateLock) {
+            streams.add(stream);
+            stream.offer(advertised.toResponse());
+        }
+    }
+
+    /** Whether the last registration succeeded and still holds (for tests). */
+    boolean registered() {
+        return registrar.registered();
+    }
+
+    /** The number of open streams (for tests). */
+    int openStreams() {
+        streams.removeIf(DeviceListStream::isDone);
+        return streams.size();
+    }
+
+    private void publish(AdvertisedDevices next) {
+        synchronized (stateLock) {
+            if (next.equals(advertised)) {
+                return;
+            }
+            List<String> flips = advertised.healthFlips(next);
+            advertised = next;
+            for (String id : flips) {
+                if (next.isHealthy(id)) {
+                    LOG.info("Device {} of {} is healthy again", id, name);
+                } else {
+                    LOG.warn("Device {} of {} is unhealthy: {}", id, name, next.health().get(id));
+                }
+            }
+            ListAndWatchResponse message = next.toResponse();
+            streams.forEach(s -> s.offer(message));
+        }
+    }
+
+    private void serveAndRegister() {
+        try {
+            Files.createDirectories(env.pluginDir());
+            server = transport.serve(socket, List.of(service));
+            LOG.debug("Serving {} on {}", name, socket);
+            registrar.request();
+        } catch (IOException e) {
+            server = null;
+            LOG.warn("Cannot serve {} on {}: {}; retrying at the next check", name, socket, e.getMessage());
+        }
+    }
+
+    private void stopLocked() {
+        if (state == State.NEW) {
+            state = State.STOPPED;
+            return;
+        }
+        if (state == State.STOPPED) {
+            return;
+        }
+        state = State.STOPPED;
+        registrar.cancel();
+        shutdownServer(true);
+        transport.close();
+        transport = null;
+        LOG.debug("Stopped {}", name);
+    }
+
+    /** Ends the streams and the server and deletes the socket file. */
+    private void shutdownServer(boolean graceful) {
+        registrar.cancel();
+        Set<DeviceListStream> ending = Set.copyOf(streams);
+        streams.clear();
+        if (graceful) {
+            ending.forEach(DeviceListStream::complete);
+        }
+        if (server != null) {
+            try {
+                if (graceful) {
+                    server.shutdown();
+                    if (!server.awaitTermination(1, TimeUnit.SECONDS)) {
+                        server.shutdownNow();
+                    }
+                } else {
+                    server.shutdownNow();
+                }
+                server.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                server.shutdownNow();
+                Thread.currentThread().interrupt();
+            }
+            server = null;
+        }
+        try {
+            Files.deleteIfExists(socket);
+        } catch (IOException e) {
+            LOG.warn("Cannot delete socket {} of {}: {}", socket, name, e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,135 @@
+package dev.vgpu.deviceplugin.transport;
+
+import io.grpc.BindableService;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
+import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * gRPC over unix domain sockets with grpc-java's shaded Netty transport (epoll), for servers and client channels.
+ *
+ * <p>Each instance owns one epoll event-loop group and one executor for call callbacks, both shared by every
+ * server and channel made from it; their threads start lazily, are named {@code <prefix>-io-N} and
+ * {@code <prefix>-rpc-N}, and all end in {@link #close()}. Shut servers and channels down before closing.
+ * <pre>{@code
+ * try (UnixDomainTransport transport = UnixDomainTransport.create("my-plugin", 1, 2)) {
+ *     Server server = transport.serve(dir.resolve("my.sock"), List.of(service));
+ *     ManagedChannel channel = transport.dial(dir.resolve("kubelet.sock"));
+ *     ...
+ * }
+ * }</pre>
+ * This class is the adapter's internal plumbing, public only so that {@code dev.vgpu.deviceplugin.kubelet} can
+ * share it; it is not a stable API.
+ */
+public final class UnixDomainTransport implements AutoCloseable {
+
+    private final EventLoopGroup eventLoop;
+    private final ExecutorService executor;
+
+    private UnixDomainTransport(EventLoopGroup eventLoop, ExecutorService executor) {
+        this.eventLoop = eventLoop;
+        this.executor = executor;
+    }
+
+    /**
+     * A transport with its own threads.
+     *
+     * @param threadNamePrefix  prefix of every thread name, e.g. {@code vgpu-dp-GRID_T4-1Q}
+     * @param eventLoopThreads  epoll event-loop threads (1 is plenty for one kubelet)
+     * @param executorThreads   threads running call handlers and client callbacks
+     * @throws IllegalStateException when epoll is not available on this platform
+     */
+    public static UnixDomainTransport create(String threadNamePrefix, int eventLoopThreads, int executorThreads) {
+        if (eventLoopThreads < 1 || executorThreads < 1) {
+            throw new IllegalArgumentException("thread counts must be at least 1, got " + eventLoopThreads + " and "
+                    + executorThreads);
+        }
+        if (!Epoll.isAvailable()) {
+            throw new IllegalStateException("unix-socket gRPC needs epoll (Linux x86_64 or aarch64): "
+                    + Epoll.unavailabilityCause());
+        }
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(eventLoopThreads,
+                new DefaultThreadFactory(threadNamePrefix + "-io", true), EpollIoHandler.newFactory());
+        AtomicInteger counter = new AtomicInteger();
+        ExecutorService pool = new ThreadPoolExecutor(executorThreads, executorThreads, 0, TimeUnit.MILLISECONDS,
+                new LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, threadNamePrefix + "-rpc-" + counter.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        return new UnixDomainTransport(group, pool);
+    }
+
+    /**
+     * Removes a stale file at {@code socket}, then listens there and serves the services.
+     *
+     * @throws IOException when the socket cannot be bound
+     */
+    public Server serve(Path socket, List<BindableService> services) throws IOException {
+        Files.deleteIfExists(socket);
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+                .channelType(EpollServerDomainSocketChannel.class)
+                .bossEventLoopGroup(eventLoop)
+                .workerEventLoopGroup(eventLoop)
+                .executor(executor)
+                // gRPC asks for TCP keep-alive, which a unix socket lacks; null removes it (no Netty warning).
+                .withChildOption(ChannelOption.SO_KEEPALIVE, null);
+        services.forEach(builder::addService);
+        try {
+            return builder.build().start();
+        } catch (IOException | RuntimeException e) {
+            throw new IOException("cannot serve on " + socket + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** A plaintext channel to the socket (authority {@code localhost}, as the kubelet uses); connects lazily. */
+    public ManagedChannel dial(Path socket) {
+        return NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
+                .channelType(EpollDomainSocketChannel.class)
+                .eventLoopGroup(eventLoop)
+                .executor(executor)
+                .offloadExecutor(executor)
+                .withOption(ChannelOption.SO_KEEPALIVE, null)
+                .overrideAuthority("localhost")
+                .usePlaintext()
+                .build();
+    }
+
+    /** Ends every thread of this transport, waiting a few seconds at most. */
+    @Override
+    public void close() {
+        eventLoop.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        executor.shutdown();
+        boolean interrupted = false;
+        try {
+            if (!executor.awaitTermination(5, TimeUnit.SECONDS)) {
+                executor.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            executor.shutdownNow();
+            interrupted = true;
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package dev.vgpu.deviceplugin;
+
+import dev.vgpu.core.Reconciler;
+import dev.vgpu.core.Snapshot;
+import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
+import dev.vgpu.testing.SysfsTree;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.function.Predicate;
+
+/**
+ * One test's world: a host tree under {@code <tmp>/host}, a device-plugin directory {@code <tmp>/dp} with a
+ * stand-in kubelet, and a plugin manager; {@link #apply} moves the manager to a new snapshot with the plan the
+ * reconciler computes.
+ */
+final class Harness implements AutoCloseable {
+
+    static final Duration WAIT = Duration.ofSeconds(20);
+
+    final SysfsTree host;
+    final Path pluginDir;
+    StandInKubelet kubelet;
+    final PluginManager manager;
+    private Snapshot current = Snapshot.empty();
+
+    private Harness(Path tmp, boolean startKubelet, Duration poll) {
+        this.host = SysfsTree.at(tmp.resolve("host"));
+        host.mkdirs("dev/vfio");
+        this.pluginDir = tmp.resolve("dp");
+        this.kubelet = startKubelet ? StandInKubelet.start(pluginDir) : null;
+        this.manager = PluginManager.builder()
+                .hostRoot(host.root())
+                .devicePluginDir(pluginDir)
+                .healthPollInterval(poll)
+                .registrationBackoff(Duration.ofMillis(20), Duration.ofMillis(200))
+                .build();
+    }
+
+    /** With a kubelet and a 200 ms poll. */
+    static Harness start(Path tmp) {
+        return new Harness(tmp, true, Duration.ofMillis(200));
+    }
+
+    /** With a kubelet and a poll so rare that only the directory watch can notice changes. */
+    static Harness watchOnly(Path tmp) {
+        return new Harness(tmp, true, Duration.ofHours(1));
+    }
+
+    /** Without a kubelet yet (see {@link #startKubelet()}). */
+    static Harness withoutKubelet(Path tmp) {
+        return new Harness(tmp, false, Duration.ofMillis(200));
+    }
+
+    StandInKubelet startKubelet() {
+        kubelet = StandInKubelet.start(pluginDir);
+        return kubelet;
+    }
+
+    void apply(Snapshot next) {
+        manager.apply(next, Reconciler.plan(current, next));
+        current = next;
+    }
+
+    Snapshot current() {
+        return current;
+    }
+
+    void await(Predicate<StandInKubelet> condition) {
+        try {
+            kubelet.await(WAIT, condition);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        manager.close();
+        if (kubelet != null) {
+            kubelet.close();
+        }
+    }
+}
