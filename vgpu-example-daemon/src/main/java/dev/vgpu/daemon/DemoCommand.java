@@ -1,0 +1,142 @@
+package dev.vgpu.daemon;
+
+import dev.vgpu.core.RescanInterval;
+import dev.vgpu.deviceplugin.kubelet.DeviceState;
+import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
+import dev.vgpu.deviceplugin.v1beta1.AllocateResponse;
+import dev.vgpu.deviceplugin.v1beta1.ContainerAllocateResponse;
+import dev.vgpu.deviceplugin.v1beta1.DeviceSpec;
+import dev.vgpu.testing.SysfsTree;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.function.Predicate;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/**
+ * {@code demo}: the whole main job on the bundled {@code h200-sriov} sample, with a stand-in kubelet in a
+ * temporary directory and the real plugin servers on real unix sockets; then profile changes and a rescan.
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+        description = {"Run the daemon on the bundled h200-sriov sample host against an in-process stand-in kubelet:",
+            "show what the kubelet sees, allocate one vGPU, change profiles, rescan, show the changes, exit 0.",
+            "Needs no GPU and no kubelet; everything lives in a temporary directory that is deleted at the end."})
+final class DemoCommand implements Callable<Integer> {
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final String PROFILE_1_18C = "nvidia.com/NVIDIA_H200X-1-18C";
+    private static final String PROFILE_2_35C = "nvidia.com/NVIDIA_H200X-2-35C";
+    private static final String PROFILE_3_71C = "nvidia.com/NVIDIA_H200X-3-71C";
+    private static final String PASSTHROUGH_RESOURCE = "nvidia.com/GH100_H100_PCIE";
+
+    @Mixin
+    HostOptions host;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        Path pluginDir = Files.createTempDirectory("vgpu-demo-device-plugins-");
+        try (Samples.Materialized sample = Samples.materialize(spec.commandLine(), Samples.H200_SRIOV);
+             StandInKubelet kubelet = StandInKubelet.start(pluginDir)) {
+            out.printf("vgpu demo: sample host %s at %s%n", Samples.H200_SRIOV, sample.root());
+            out.printf("stand-in kubelet listening on %s%n%n", kubelet.socket());
+            out.flush();
+            Daemon.Config config = new Daemon.Config(sample.root(), pluginDir, Samples.pciIdsFor(host),
+                    RescanInterval.DISABLED, host);
+            try (Daemon daemon = Daemon.start(config)) {
+                int expected = daemon.plugins().running().size();
+                kubelet.await(WAIT, k -> k.resources().size() == expected
+                        && k.resources().keySet().stream().allMatch(k::streaming));
+                section(out, "1. What the kubelet sees after start");
+                printResources(out, kubelet);
+                daemon.initialSnapshot().skipped().forEach(skip -> out.printf("skipped %s (%s): %s%n", skip.id(),
+                        skip.source(), skip.reason()));
+
+                section(out, "2. Allocate one " + PROFILE_1_18C + " for a VM");
+                String vf = kubelet.resources().get(PROFILE_1_18C).get(0).id();
+                printAllocation(out, PROFILE_1_18C, vf, kubelet.allocate(PROFILE_1_18C, List.of(vf)));
+
+                section(out, "3. Change profiles on card " + Samples.CARD_A + " and rescan");
+                int passthroughUpdates = kubelet.listUpdates(PASSTHROUGH_RESOURCE);
+                changeProfiles(out, sample.tree());
+                daemon.rescanNow();
+                Predicate<StandInKubelet> rescanSeen = k -> {
+                    Map<String, List<DeviceState>> r = k.resources();
+                    return r.containsKey(PROFILE_3_71C) && r.get(PROFILE_1_18C).size() == 3
+                            && (!r.containsKey(PROFILE_2_35C) || r.get(PROFILE_2_35C).isEmpty());
+                };
+                kubelet.await(WAIT, rescanSeen);
+                printResources(out, kubelet);
+                out.printf("%nThe passthrough resource %s got %d new list(s) from this rescan (expected 0).%n",
+                        PASSTHROUGH_RESOURCE, kubelet.listUpdates(PASSTHROUGH_RESOURCE) - passthroughUpdates);
+                section(out, "4. Shut down");
+            }
+            out.printf("every plugin stopped; sockets left in %s: %s%n", pluginDir, socketsIn(pluginDir));
+            out.println("demo finished");
+            out.flush();
+            return 0;
+        } finally {
+            Samples.deleteTree(pluginDir);
+        }
+    }
+
+    private static void changeProfiles(PrintWriter out, SysfsTree tree) {
+        String vf2 = SysfsTree.vfAddress(Samples.CARD_A, 2);
+        String vf3 = SysfsTree.vfAddress(Samples.CARD_A, 3);
+        String vf4 = SysfsTree.vfAddress(Samples.CARD_A, 4);
+        tree.configureVf(vf3, Samples.H200_1_18C);
+        tree.rewriteCatalog(vf3, Map.of(Samples.H200_1_18C, Samples.H200_TYPES.get(Samples.H200_1_18C)));
+        out.printf("  %s: current_vgpu_type 0 -> %d (one more 1-18C)%n", vf3, Samples.H200_1_18C);
+        tree.unconfigureVf(vf2);
+        out.printf("  %s: current_vgpu_type %d -> 0 (the only 2-35C is destroyed)%n", vf2, Samples.H200_2_35C);
+        tree.configureVf(vf4, Samples.H200_3_71C);
+        tree.rewriteCatalog(vf4, Map.of(Samples.H200_3_71C, Samples.H200_TYPES.get(Samples.H200_3_71C)));
+        out.printf("  %s: current_vgpu_type 0 -> %d (a new profile, 3-71C)%n", vf4, Samples.H200_3_71C);
+        out.flush();
+    }
+
+    private static void section(PrintWriter out, String title) {
+        out.printf("%n== %s ==%n", title);
+        out.flush();
+    }
+
+    private static void printResources(PrintWriter out, StandInKubelet kubelet) {
+        for (Map.Entry<String, List<DeviceState>> e : new TreeMap<>(kubelet.resources()).entrySet()) {
+            out.printf("%s  (%d devices%s)%n", e.getKey(), e.getValue().size(),
+                    e.getValue().isEmpty() ? ": retired, the plugin sent an empty list and stopped" : "");
+            for (DeviceState d : e.getValue()) {
+                out.printf("    %-14s %-9s numa %s%n", d.id(), d.health(),
+                        d.numaNode().isPresent() ? Integer.toString(d.numaNode().getAsInt()) : "-");
+            }
+        }
+        out.flush();
+    }
+
+    private static void printAllocation(PrintWriter out, String resource, String id, AllocateResponse response) {
+        ContainerAllocateResponse container = response.getContainerResponses(0);
+        out.printf("Allocate(%s, [%s]) ->%n  env:%n", resource, id);
+        new TreeMap<>(container.getEnvsMap()).forEach((k, v) -> out.printf("    %s=%s%n", k, v));
+        out.printf("  device nodes:%n");
+        for (DeviceSpec spec : container.getDevicesList()) {
+            out.printf("    %s (%s)%n", spec.getHostPath(), spec.getPermissions());
+        }
+        out.flush();
+    }
+
+    private static List<String> socketsIn(Path dir) throws java.io.IOException {
+        try (var files = Files.list(dir)) {
+            return files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".sock")).sorted().toList();
+        }
+    }
+}

@@ -1,0 +1,98 @@
+package dev.vgpu.daemon;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.vgpu.core.Device;
+import dev.vgpu.core.Resource;
+import dev.vgpu.core.Skipped;
+import dev.vgpu.core.Snapshot;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Renders a snapshot as the {@code discover} command prints it: the JSON contract of DESIGN.md, or a table. */
+final class DiscoveryReport {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private DiscoveryReport() {
+    }
+
+    /** The JSON document: resources sorted by name, devices by id, optional fields omitted when unknown. */
+    static String json(Snapshot snapshot) {
+        List<Object> resources = new ArrayList<>();
+        for (Resource resource : snapshot.resources().values()) {
+            List<Object> devices = new ArrayList<>();
+            for (Device device : resource.devices()) {
+                Map<String, Object> d = new LinkedHashMap<>();
+                d.put("id", device.id());
+                device.numaNode().ifPresent(n -> d.put("numaNode", n));
+                device.iommuGroup().ifPresent(g -> d.put("iommuGroup", g));
+                device.parent().ifPresent(p -> d.put("parent", p.toString()));
+                devices.add(d);
+            }
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("resource", resource.name().fullName());
+            r.put("source", resource.source());
+            r.put("devices", devices);
+            resources.add(r);
+        }
+        List<Object> skipped = new ArrayList<>();
+        for (Skipped skip : snapshot.skipped()) {
+            Map<String, Object> s = new LinkedHashMap<>();
+            s.put("id", skip.id());
+            s.put("source", skip.source());
+            s.put("reason", skip.reason());
+            skipped.add(s);
+        }
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("resources", resources);
+        doc.put("skipped", skipped);
+        try {
+            return JSON.writeValueAsString(doc);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot render discovery as JSON", e);
+        }
+    }
+
+    /** A fixed-width table for people, then the skipped devices with their reasons. */
+    static String table(Snapshot snapshot) {
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"RESOURCE", "SOURCE", "DEVICE", "NUMA", "IOMMU", "PARENT"});
+        for (Resource resource : snapshot.resources().values()) {
+            for (Device device : resource.devices()) {
+                rows.add(new String[] {resource.name().fullName(), resource.source(), device.id(),
+                    device.numaNode().isPresent() ? Integer.toString(device.numaNode().getAsInt()) : "-",
+                    device.iommuGroup().orElse("-"), device.parent().map(Object::toString).orElse("-")});
+            }
+        }
+        int[] widths = new int[rows.get(0).length];
+        for (String[] row : rows) {
+            for (int i = 0; i < row.length; i++) {
+                widths[i] = Math.max(widths[i], row[i].length());
+            }
+        }
+        StringBuilder out = new StringBuilder();
+        for (String[] row : rows) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < row.length; i++) {
+                line.append(String.format("%-" + widths[i] + "s", row[i]));
+                if (i < row.length - 1) {
+                    line.append("  ");
+                }
+            }
+            out.append(line.toString().stripTrailing()).append('\n');
+        }
+        if (snapshot.resources().isEmpty()) {
+            out.append("(no devices to advertise)\n");
+        }
+        out.append(snapshot.resources().size()).append(" resources, ").append(snapshot.deviceCount())
+                .append(" devices, ").append(snapshot.skipped().size()).append(" skipped\n");
+        for (Skipped skip : snapshot.skipped()) {
+            out.append("skipped ").append(skip.id()).append(" (").append(skip.source()).append("): ")
+                    .append(skip.reason()).append('\n');
+        }
+        return out.toString();
+    }
+}

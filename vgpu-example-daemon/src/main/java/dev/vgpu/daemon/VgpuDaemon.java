@@ -1,0 +1,89 @@
+package dev.vgpu.daemon;
+
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.bridge.SLF4JBridgeHandler;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The node agent: {@code serve} (the default), {@code discover} and {@code demo}.
+ *
+ * <pre>
+ * java -jar vgpu-daemon.jar                       # serve with defaults
+ * java -jar vgpu-daemon.jar discover --format json
+ * java -jar vgpu-daemon.jar demo
+ * </pre>
+ * Usage errors (including a malformed {@code VFIO_VGPU_RESCAN_INTERVAL}) exit with code 2.
+ */
+@Command(name = "vgpu-daemon", mixinStandardHelpOptions = true, versionProvider = VgpuDaemon.Version.class,
+        description = "Kubernetes device plugin for NVIDIA GPUs and vGPUs on KubeVirt.",
+        subcommands = {ServeCommand.class, DiscoverCommand.class, DemoCommand.class},
+        footer = {"", "Without a subcommand, 'serve' runs. Logs go to stderr; set VGPU_LOG_LEVEL=debug for more."})
+public final class VgpuDaemon implements Runnable {
+
+    private static final Set<String> TOP_LEVEL = Set.of("-h", "--help", "-V", "--version");
+
+    /** The process environment as seen by the commands (injected for tests). */
+    final Map<String, String> env;
+
+    VgpuDaemon(Map<String, String> env) {
+        this.env = Map.copyOf(env);
+    }
+
+    /** Entry point of the jar. */
+    public static void main(String[] args) {
+        String level = System.getenv("VGPU_LOG_LEVEL");
+        if (level != null && !level.isBlank()) {
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", level.strip().toLowerCase(java.util.Locale.ROOT));
+        }
+        SLF4JBridgeHandler.removeHandlersForRootLogger();
+        SLF4JBridgeHandler.install();
+        int code = run(args, System.getenv(), System.out, System.err);
+        if (code != ServeCommand.KEEP_RUNNING) {
+            Shutdown.exit(code);
+        }
+    }
+
+    /**
+     * Runs one command line; returns the exit code, or {@link ServeCommand#KEEP_RUNNING} when {@code serve} is
+     * running and the process must stay up.
+     */
+    static int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
+        CommandLine cli = new CommandLine(new VgpuDaemon(env));
+        cli.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
+        cli.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
+        cli.setCaseInsensitiveEnumValuesAllowed(true);
+        return cli.execute(withDefaultSubcommand(args));
+    }
+
+    /** {@code serve} is the default: arguments that start with an option (other than help/version) get it. */
+    static String[] withDefaultSubcommand(String[] args) {
+        if (args.length == 0 || (args[0].startsWith("-") && !TOP_LEVEL.contains(args[0]))) {
+            List<String> all = new ArrayList<>(List.of("serve"));
+            all.addAll(Arrays.asList(args));
+            return all.toArray(String[]::new);
+        }
+        return args;
+    }
+
+    @Override
+    public void run() {
+        throw new IllegalStateException("unreachable: serve is the default subcommand");
+    }
+
+    /** The version from the jar manifest, when packaged. */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = VgpuDaemon.class.getPackage().getImplementationVersion();
+            return new String[] {"vgpu-daemon " + (v == null ? "(development build)" : v)};
+        }
+    }
+}

@@ -1,0 +1,169 @@
+package dev.vgpu.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class CliTest {
+
+    @TempDir
+    Path tmp;
+
+    record Result(int code, String out, String err) {
+    }
+
+    static Result run(Map<String, String> env, String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = VgpuDaemon.run(args, env, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    static Result run(String... args) {
+        return run(Map.of(), args);
+    }
+
+    @Test
+    void discoverPrintsTheJsonContractForTheH200Sample() throws Exception {
+        Result r = run("discover", "--sample", "h200-sriov", "--format", "json", "--no-nvml");
+        assertThat(r.code()).isZero();
+        JsonNode doc = new ObjectMapper().readTree(r.out());
+        List<String> names = new ArrayList<>();
+        doc.get("resources").forEach(n -> names.add(n.get("resource").asText()));
+        assertThat(names).containsExactly("nvidia.com/GH100_H100_PCIE", "nvidia.com/NVIDIA_H200X-1-18C",
+                "nvidia.com/NVIDIA_H200X-2-35C");
+        JsonNode profile = doc.get("resources").get(1);
+        assertThat(profile.get("source").asText()).isEqualTo("vendor-vfio");
+        assertThat(profile.get("devices").toString()).isEqualTo("[{\"id\":\"0000:1b:00.4\",\"numaNode\":0,"
+                + "\"iommuGroup\":\"100\",\"parent\":\"0000:1b:00.0\"},{\"id\":\"0000:1b:00.5\",\"numaNode\":0,"
+                + "\"iommuGroup\":\"101\",\"parent\":\"0000:1b:00.0\"}]");
+        JsonNode passthrough = doc.get("resources").get(0).get("devices").get(0);
+        assertThat(passthrough.has("parent")).as("passthrough devices have no parent").isFalse();
+        assertThat(doc.get("skipped")).hasSize(1);
+        JsonNode skip = doc.get("skipped").get(0);
+        assertThat(skip.get("id").asText()).isEqualTo("0000:9b:00.4");
+        assertThat(skip.get("source").asText()).isEqualTo("vendor-vfio");
+        assertThat(skip.get("reason").asText()).contains("1428");
+        assertThat(r.out().strip()).as("stdout carries the JSON document and nothing else")
+                .startsWith("{").endsWith("}");
+    }
+
+    @Test
+    void discoverOmitsUnknownNumaAndPrintsMdevParents() throws Exception {
+        Result r = run("discover", "--sample", "a10-mdev", "--format", "json", "--no-nvml");
+        assertThat(r.code()).isZero();
+        JsonNode doc = new ObjectMapper().readTree(r.out());
+        assertThat(doc.get("resources").get(0).get("resource").asText()).isEqualTo("nvidia.com/NVIDIA_A10-12Q");
+        JsonNode device = doc.get("resources").get(1).get("devices").get(0);
+        assertThat(device.get("id").asText()).isEqualTo("aa618089-8b16-4d01-a136-25a0f3c73123");
+        assertThat(device.get("parent").asText()).isEqualTo("0000:06:00.0");
+        assertThat(doc.get("resources").get(1).get("source").asText()).isEqualTo("mdev");
+
+        JsonNode grace = new ObjectMapper().readTree(run("discover", "--sample", "passthrough", "--format", "json",
+                "--no-nvml").out()).get("resources");
+        List<String> names = new ArrayList<>();
+        grace.forEach(n -> names.add(n.get("resource").asText()));
+        assertThat(names).containsExactly("nvidia.com/GH100_H100_PCIE", "nvidia.com/GH100_H200_SXM_141GB",
+                "nvidia.com/GH100_HIGH_DEFINITION_AUDIO_CONTROLLER");
+        assertThat(grace.get(1).get("devices").get(0).has("numaNode")).as("numa_node -1 is omitted").isFalse();
+    }
+
+    @Test
+    void discoverTableListsResourcesAndSkips() {
+        Result r = run("discover", "--sample", "h200-sriov", "--no-nvml");
+        assertThat(r.code()).isZero();
+        assertThat(r.out()).contains("RESOURCE", "nvidia.com/NVIDIA_H200X-1-18C", "0000:1b:00.5",
+                "3 resources, 4 devices, 1 skipped", "skipped 0000:9b:00.4 (vendor-vfio)");
+    }
+
+    @Test
+    void discoverOnAnEmptyHostSaysSo() {
+        Result r = run("discover", "--host-root", tmp.toString(), "--no-nvml");
+        assertThat(r.code()).isZero();
+        assertThat(r.out()).contains("(no devices to advertise)", "0 resources, 0 devices, 0 skipped");
+    }
+
+    @Test
+    void unknownSampleAndMissingRootAreUsageErrors() {
+        Result sample = run("discover", "--sample", "h100-nope");
+        assertThat(sample.code()).isEqualTo(2);
+        assertThat(sample.err()).contains("unknown sample \"h100-nope\"", "h200-sriov");
+        Result root = run("discover", "--host-root", tmp.resolve("missing").toString());
+        assertThat(root.code()).isEqualTo(2);
+        assertThat(root.err()).contains("--host-root", "is not a directory");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"--help", "serve --help", "discover --help", "demo --help"})
+    void helpDescribesEveryCommand(String args) {
+        Result r = run(args.split(" "));
+        assertThat(r.code()).isZero();
+        assertThat(r.out()).contains("Usage:");
+    }
+
+    @Test
+    void topLevelHelpListsTheSubcommandsAndServeHelpTheContractFlags() {
+        assertThat(run("--help").out()).contains("serve", "discover", "demo");
+        assertThat(run("serve", "--help").out()).contains("--host-root", "--device-plugin-dir", "--pci-ids",
+                "--rescan-interval", "--nvml-library", "--no-nvml", "VFIO_VGPU_RESCAN_INTERVAL");
+        assertThat(run("discover", "--help").out()).contains("--format", "--sample", "--host-root", "--pci-ids");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "abc     | time: invalid duration \"abc\"",
+        "30      | time: missing unit in duration \"30\"",
+        "1d      | time: unknown unit \"d\" in duration \"1d\"",
+        "-5s     | negative duration",
+        "30 s    | time: ",
+    })
+    void malformedRescanIntervalFromTheEnvironmentExitsTwoNamingTheVariable(String value, String message) {
+        Result r = run(Map.of("VFIO_VGPU_RESCAN_INTERVAL", value), "serve", "--host-root", tmp.toString(),
+                "--device-plugin-dir", tmp.toString(), "--no-nvml");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("VFIO_VGPU_RESCAN_INTERVAL", message);
+    }
+
+    @Test
+    void theFlagOverridesTheEnvironmentAndIsNamedInItsError() {
+        Result r = run(Map.of("VFIO_VGPU_RESCAN_INTERVAL", "30s"), "--rescan-interval", "5x",
+                "--host-root", tmp.toString(), "--device-plugin-dir", tmp.toString(), "--no-nvml");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("--rescan-interval", "unknown unit \"x\"").doesNotContain("VFIO_VGPU_RESCAN_INTERVAL value");
+    }
+
+    @Test
+    void serveRefusesAMissingDevicePluginDirectory() {
+        Result r = run("serve", "--host-root", tmp.toString(), "--device-plugin-dir", tmp.resolve("nope").toString(),
+                "--no-nvml");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("--device-plugin-dir");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "''                      | serve",
+        "--host-root /x          | serve --host-root /x",
+        "discover                | discover",
+        "--help                  | --help",
+        "-V                      | -V",
+    })
+    void serveIsTheDefaultSubcommand(String given, String expected) {
+        String[] args = given.isEmpty() ? new String[0] : given.split(" ");
+        assertThat(String.join(" ", VgpuDaemon.withDefaultSubcommand(args))).isEqualTo(expected);
+    }
+}

@@ -1,0 +1,165 @@
+package dev.vgpu.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.vgpu.core.Attachment;
+import dev.vgpu.core.Device;
+import dev.vgpu.core.PciIds;
+import dev.vgpu.core.Plan;
+import dev.vgpu.core.ResourceName;
+import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.spi.DeviceSource;
+import dev.vgpu.core.spi.Discovery;
+import dev.vgpu.core.spi.Host;
+import dev.vgpu.core.spi.VgpuTypeNames;
+import dev.vgpu.core.spi.VgpuTypeResolver;
+import dev.vgpu.core.PciAddress;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ScannerAndRescanLoopTest {
+
+    @TempDir
+    Path root;
+
+    /** A source whose next answer the test sets; an exception to throw takes precedence. */
+    static final class ScriptedSource implements DeviceSource {
+        final String name;
+        final AtomicReference<List<String>> ids = new AtomicReference<>(List.of());
+        final AtomicReference<RuntimeException> failure = new AtomicReference<>();
+
+        ScriptedSource(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public Discovery discover(Host host) throws IOException {
+            RuntimeException e = failure.get();
+            if (e != null) {
+                throw e;
+            }
+            Discovery.Builder out = Discovery.builder();
+            for (String spec : ids.get()) {
+                String[] parts = spec.split("@");
+                out.add(Device.builder(parts[0], ResourceName.sanitize(parts[1]).orElseThrow(), name,
+                        Attachment.VFIO_PCI).iommuGroup(parts[0].substring(8, 10)).build());
+            }
+            return out.build();
+        }
+    }
+
+    private Scanner scanner(DeviceSource... sources) {
+        return new Scanner(root, PciIds.empty(), VgpuTypeResolver.none(), List.of(sources));
+    }
+
+    @Test
+    void aFailingSourceKeepsItsPreviousDevicesWhileOthersMoveOn() {
+        ScriptedSource vfio = new ScriptedSource("vendor-vfio");
+        ScriptedSource pass = new ScriptedSource("passthrough");
+        vfio.ids.set(List.of("0000:1b:00.4@P1", "0000:1b:00.5@P1"));
+        pass.ids.set(List.of("0000:41:00.0@GPU"));
+        Scanner scanner = scanner(pass, vfio);
+        Snapshot first = scanner.scan(Snapshot.empty());
+
+        vfio.failure.set(new IllegalStateException("sysfs went away"));
+        pass.ids.set(List.of("0000:41:00.0@GPU", "0000:42:00.0@GPU"));
+        Snapshot second = scanner.scan(first);
+
+        assertThat(second.resource(ResourceName.sanitize("P1").orElseThrow()).orElseThrow().ids())
+                .containsExactly("0000:1b:00.4", "0000:1b:00.5");
+        assertThat(second.resource(ResourceName.sanitize("GPU").orElseThrow()).orElseThrow().ids())
+                .containsExactly("0000:41:00.0", "0000:42:00.0");
+    }
+
+    @Test
+    void eachScanAsksTheResolverAtMostOncePerGpuAndAgainInTheNextScan() {
+        AtomicInteger calls = new AtomicInteger();
+        VgpuTypeResolver counting = pf -> {
+            calls.incrementAndGet();
+            return VgpuTypeNames.of(Map.of(1L, "X"));
+        };
+        DeviceSource asksTwice = new DeviceSource() {
+            @Override
+            public String name() {
+                return "asker";
+            }
+
+            @Override
+            public Discovery discover(Host host) {
+                host.vgpuTypes().supportedTypes(PciAddress.parse("0000:1b:00.0"));
+                host.vgpuTypes().supportedTypes(PciAddress.parse("0000:1b:00.0"));
+                host.vgpuTypes().supportedTypes(PciAddress.parse("0000:9b:00.0"));
+                return Discovery.empty();
+            }
+        };
+        Scanner scanner = new Scanner(root, PciIds.empty(), counting, List.of(asksTwice));
+        scanner.scan(Snapshot.empty());
+        assertThat(calls).hasValue(2);
+        scanner.scan(Snapshot.empty());
+        assertThat(calls).hasValue(4);
+    }
+
+    @Test
+    void rescanDeliversOnlyRealChangesAndSnapshotFirst() {
+        ScriptedSource vfio = new ScriptedSource("vendor-vfio");
+        vfio.ids.set(List.of("0000:1b:00.4@P1"));
+        Scanner scanner = scanner(vfio);
+        Snapshot first = scanner.scan(Snapshot.empty());
+        List<Plan> plans = new ArrayList<>();
+        List<Snapshot> snapshots = new ArrayList<>();
+        try (RescanLoop loop = new RescanLoop(scanner, (next, plan) -> {
+            snapshots.add(next);
+            plans.add(plan);
+        }, Duration.ofSeconds(5), first)) {
+            loop.runNow();
+            assertThat(plans).isEmpty();
+
+            vfio.ids.set(List.of("0000:1b:00.4@P1", "0000:1b:00.5@P1", "0000:1b:00.6@P2"));
+            loop.runNow();
+            assertThat(plans).hasSize(1);
+            assertThat(plans.get(0).changes()).extracting(c -> c.getClass().getSimpleName())
+                    .containsExactly("Update", "Add");
+            assertThat(snapshots.get(0).deviceCount()).isEqualTo(3);
+
+            vfio.failure.set(new IllegalStateException("boom"));
+            loop.runNow();
+            assertThat(plans).hasSize(1);
+
+            vfio.failure.set(null);
+            vfio.ids.set(List.of());
+            loop.runNow();
+            assertThat(plans.get(1).changes()).extracting(c -> c.getClass().getSimpleName())
+                    .containsExactly("Remove", "Remove");
+        }
+    }
+
+    @Test
+    void aSinkThatThrowsDoesNotStopTheLoop() {
+        ScriptedSource vfio = new ScriptedSource("vendor-vfio");
+        Scanner scanner = scanner(vfio);
+        AtomicInteger calls = new AtomicInteger();
+        try (RescanLoop loop = new RescanLoop(scanner, (next, plan) -> {
+            calls.incrementAndGet();
+            throw new IllegalStateException("plugin start failed");
+        }, Duration.ofSeconds(5), Snapshot.empty())) {
+            vfio.ids.set(List.of("0000:1b:00.4@P1"));
+            loop.runNow();
+            loop.runNow();
+            // The failed round did not advance the current snapshot, so the change is offered again.
+            assertThat(calls).hasValue(2);
+        }
+    }
+}
