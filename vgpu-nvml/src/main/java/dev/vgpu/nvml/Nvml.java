@@ -69,8 +69,12 @@ public final class Nvml implements AutoCloseable {
      */
     public static Nvml open(Optional<Path> library) {
         Objects.requireNonNull(library, "library");
-        String target = library.map(path -> path.toAbsolutePath().toString()).orElseGet(Nvml::configuredLibrary);
-        Nvml nvml = load(target);
+        Nvml nvml;
+        try {
+            nvml = load(library.map(path -> path.toAbsolutePath().toString()).orElseGet(Nvml::configuredLibrary));
+        } catch (RuntimeException | LinkageError e) {
+            nvml = notInUse(new NvmlException(NvmlReturn.LIBRARY_NOT_FOUND, "Nvml.open", String.valueOf(e)));
+        }
         LOG.info("{}", nvml.description);
         return nvml;
     }

@@ -1,12 +1,10 @@
 package dev.vgpu.nvml;
 
 import com.sun.jna.Memory;
-import com.sun.jna.Pointer;
 import dev.vgpu.core.PciAddress;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -145,20 +143,20 @@ public final class XidWatcher implements AutoCloseable {
         }
         NvmlApi api = lease.api();
         NvmlApi.EventSet set = null;
-        Map<Long, PciAddress> watched = new LinkedHashMap<>();
-        Map<PciAddress, String> unsupported = new LinkedHashMap<>();
+        XidRegistration registration;
         try {
             set = api.eventSetCreate();
-            register(api, set, watched, unsupported);
+            registration = XidRegistration.registerAll(api, set);
         } catch (NvmlException | RuntimeException e) {
             LOG.warn("XID watcher not started: {}", e.getMessage());
             free(api, set);
             lease.close();
             return new XidWatcher(nvml, null, null, Map.of(), Map.of(), options, listener);
         }
-        XidWatcher watcher = new XidWatcher(nvml, lease, set, watched, unsupported, options, listener);
-        LOG.info("watching critical XID errors on GPUs {}, ignoring XIDs {}", new TreeSet<>(watched.values()),
-                new TreeSet<>(options.ignoredXids()));
+        XidWatcher watcher = new XidWatcher(nvml, lease, set, registration.watched(), registration.unsupported(),
+                options, listener);
+        LOG.info("watching critical XID errors on GPUs {}, ignoring XIDs {}",
+                new TreeSet<>(registration.watched().values()), new TreeSet<>(options.ignoredXids()));
         watcher.thread.setDaemon(true);
         nvml.track(watcher);
         watcher.thread.start();
@@ -195,34 +193,6 @@ public final class XidWatcher implements AutoCloseable {
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    private static void register(NvmlApi api, NvmlApi.EventSet set, Map<Long, PciAddress> watched,
-                                 Map<PciAddress, String> unsupported) throws NvmlException {
-        int count = api.deviceCount();
-        for (int index = 0; index < count; index++) {
-            NvmlApi.Device device;
-            PciAddress gpu;
-            try {
-                device = api.handleByIndex(index);
-                gpu = api.pciInfo(device).address();
-            } catch (NvmlException e) {
-                LOG.warn("GPU at NVML index {} is not watched for XID errors: {}", index, e.getMessage());
-                continue;
-            }
-            try {
-                long types = api.supportedEventTypes(device, gpu.toString());
-                if ((types & NvmlApi.EVENT_XID_CRITICAL_ERROR) == 0) {
-                    throw new NvmlException(NvmlReturn.NOT_SUPPORTED, "nvmlDeviceGetSupportedEventTypes(" + gpu + ")",
-                            "XID critical error events not among the supported types 0x" + Long.toHexString(types));
-                }
-                api.registerEvents(device, gpu.toString(), NvmlApi.EVENT_XID_CRITICAL_ERROR, set);
-                watched.put(Pointer.nativeValue(device.handle()), gpu);
-            } catch (NvmlException e) {
-                LOG.warn("GPU {} cannot report XID errors: {}", gpu, e.getMessage());
-                unsupported.put(gpu, e.getMessage());
-            }
         }
     }
 
