@@ -12,7 +12,9 @@ import java.util.Optional;
  * {@code h}. The bare string {@code 0} (with an optional sign) is zero. The value must fit in a signed 64-bit
  * count of nanoseconds; fractions are truncated to whole nanoseconds. Values, limits and error messages are
  * Go's, including its arithmetic: the magnitude is accumulated as an unsigned 64-bit number that may reach
- * 2<sup>63</sup> (so {@code -9223372036854775808ns} is valid), and fractions are scaled in double precision.
+ * 2<sup>63</sup> (so {@code -9223372036854775808ns} is valid), fractions are scaled in double precision, and
+ * (a Go quirk kept on purpose) two components of exactly 2<sup>63</sup> ns each wrap around to zero. Error
+ * messages quote the input as Go does: control and non-ASCII characters become {@code \xNN} escapes.
  */
 public final class Durations {
 

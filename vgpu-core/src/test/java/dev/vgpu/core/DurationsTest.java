@@ -36,6 +36,7 @@ class DurationsTest {
 
     static Stream<Arguments> validInputs() {
         return Stream.of(
+                // Go's parseDurationTests, in its order
                 valid("0", 0L, "0s"),
                 valid("+0", 0L, "0s"),
                 valid("-0", 0L, "0s"),
@@ -78,8 +79,10 @@ class DurationsTest {
                 valid("-2562047h47m16.854775808s", -9223372036854775808L, "-2562047h47m16.854775808s"),
                 valid("0.100000000000000000000h", 360000000000L, "6m0s"),
                 valid("0.830103483285477580700h", 2988372539827L, "49m48.372539827s"),
+                // our additions: long fractions lose precision, never fail
                 valid("1.0000000000000000001s", 1000000000L, "1s"),
                 valid("0.9999999999999999999s", 1000000000L, "1s"),
+                // forms from DOMAIN.md §7 and PR #194
                 valid("1.5h", 5400000000000L, "1h30m0s"),
                 valid("1h2m3.5s", 3723500000000L, "1h2m3.5s"),
                 valid("1m1m", 120000000000L, "2m0s"),
@@ -99,9 +102,12 @@ class DurationsTest {
                 valid("1.5\u00b5s", 1500L, "1.5\u00b5s"),
                 valid("0.5ns", 0L, "0s"),
                 valid("2562047h47m16.854775807s", 9223372036854775807L, "2562047h47m16.854775807s"),
+                // leadingFraction keeps digits while the value stays <= 2^63, then drops the rest
                 valid("0.9223372036854775808ns", 0L, "0s"),
                 valid("0.92233720368547758089h", 3320413933267L, "55m20.413933267s"),
                 valid("0.922337203685477580h", 3320413933267L, "55m20.413933267s"),
+                // Go adds the components in uint64: 2^63 + 2^63 wraps to 0 and passes its "> 2^63" check.
+                // A Go quirk, reproduced because the contract is "exactly Go" (the rescan policy reads 0 as off).
                 valid("9223372036854775808ns9223372036854775808ns", 0L, "0s")
         );
     }
@@ -123,6 +129,7 @@ class DurationsTest {
 
     static Stream<Arguments> invalidInputs() {
         return Stream.of(
+                // Go's parseDurationErrorTests (the inputs that are valid Java strings), then ours
                 invalid("", "time: invalid duration \"\""),
                 invalid("3", "time: missing unit in duration \"3\""),
                 invalid("-", "time: invalid duration \"-\""),
@@ -132,6 +139,7 @@ class DurationsTest {
                 invalid("-.", "time: invalid duration \"-.\""),
                 invalid(".s", "time: invalid duration \".s\""),
                 invalid("+.s", "time: invalid duration \"+.s\""),
+                // units are case-sensitive and limited to ns us µs μs ms s m h; no spaces anywhere
                 invalid("1d", "time: unknown unit \"d\" in duration \"1d\""),
                 invalid("30", "time: missing unit in duration \"30\""),
                 invalid("30 s", "time: unknown unit \" s\" in duration \"30 s\""),
@@ -149,6 +157,7 @@ class DurationsTest {
                 invalid("5s-", "time: unknown unit \"s-\" in duration \"5s-\""),
                 invalid("1.2.3s", "time: missing unit in duration \"1.2.3s\""),
                 invalid("1..2s", "time: missing unit in duration \"1..2s\""),
+                // Go quotes control and non-ASCII characters as \xNN escapes of their UTF-8 bytes
                 invalid("5\u0000s", "time: unknown unit \"\\x00s\" in duration \"5\\x00s\""),
                 invalid("5s\n", "time: unknown unit \"s\\x0a\" in duration \"5s\\x0a\""),
                 invalid("\u00095s", "time: invalid duration \"\\x095s\""),
@@ -156,6 +165,7 @@ class DurationsTest {
                 invalid("1\u00b5", "time: unknown unit \"\\xc2\\xb5\" in duration \"1\\xc2\\xb5\""),
                 invalid("1\u03bc", "time: unknown unit \"\\xce\\xbc\" in duration \"1\\xce\\xbc\""),
                 invalid("1us5", "time: missing unit in duration \"1us5\""),
+                // int64 overflow
                 invalid("9223372036854775810ns", "time: invalid duration \"9223372036854775810ns\""),
                 invalid("9223372036854775808ns", "time: invalid duration \"9223372036854775808ns\""),
                 invalid("-9223372036854775809ns", "time: invalid duration \"-9223372036854775809ns\""),
