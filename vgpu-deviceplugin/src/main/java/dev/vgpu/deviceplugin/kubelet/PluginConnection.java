@@ -7,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The stand-in kubelet's client of one registered plugin: its channel and the options it answered.
- * Immutable except {@code streaming}, which the stream callbacks write under the kubelet's lock.
+ * Immutable except {@code streaming} (a list arrived and the stream is open), written under the kubelet's lock.
  */
 final class PluginConnection {
 

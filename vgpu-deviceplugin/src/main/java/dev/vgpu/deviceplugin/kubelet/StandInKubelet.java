@@ -119,7 +119,7 @@ public final class StandInKubelet implements AutoCloseable {
         return locked(() -> updates.getOrDefault(resourceName, 0));
     }
 
-    /** Whether the current ListAndWatch stream of a resource is open. */
+    /** Whether the current ListAndWatch stream of a resource delivered a list and is still open. */
     public boolean streaming(String resourceName) {
         return locked(() -> connections.containsKey(resourceName) && connections.get(resourceName).streaming);
     }
@@ -294,7 +294,6 @@ public final class StandInKubelet implements AutoCloseable {
             if (previous != null) {
                 previous.close();
             }
-            connection.streaming = true;
             changed.signalAll();
         } finally {
             lock.unlock();
@@ -317,6 +316,7 @@ public final class StandInKubelet implements AutoCloseable {
         try {
             if (connections.get(connection.resourceName) == connection) {
                 resources.put(connection.resourceName, List.copyOf(devices));
+                connection.streaming = true;
             }
             updates.merge(connection.resourceName, 1, Integer::sum);
             changed.signalAll();

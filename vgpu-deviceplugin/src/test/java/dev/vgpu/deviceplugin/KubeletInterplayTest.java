@@ -1,0 +1,100 @@
+package dev.vgpu.deviceplugin;
+
+import static dev.vgpu.deviceplugin.Fixtures.H200;
+import static dev.vgpu.deviceplugin.Fixtures.L40S_1Q;
+import static dev.vgpu.deviceplugin.Fixtures.passthrough;
+import static dev.vgpu.deviceplugin.Fixtures.snapshot;
+import static dev.vgpu.deviceplugin.Fixtures.vf;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.vgpu.deviceplugin.kubelet.DeviceState;
+import dev.vgpu.deviceplugin.kubelet.Registration;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Registration against a kubelet that starts late, restarts, or is absent. */
+class KubeletInterplayTest {
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void registersOnceTheKubeletStartsLateAndServesMeanwhile() {
+        try (Harness h = Harness.withoutKubelet(tmp)) {
+            h.host.addGroupNode(41);
+            h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
+            await().atMost(Harness.WAIT).until(() -> Files.exists(h.pluginDir.resolve(H200.socketFileName())));
+            assertThat(h.manager.plugin(H200).registered()).isFalse();
+
+            h.startKubelet();
+
+            h.await(k -> k.resources().containsKey(H200.fullName()));
+            assertThat(h.kubelet.registrations()).extracting(Registration::resourceName)
+                    .containsExactly(H200.fullName());
+            assertThat(h.manager.plugin(H200).registered()).isTrue();
+        }
+    }
+
+    @Test
+    void kubeletRestartReRegistersEveryResourceWithDevicesAndHealthIntact() throws Exception {
+        try (Harness h = Harness.start(tmp)) {
+            h.host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).create().addGroupNode(100);
+            h.apply(snapshot(passthrough("0000:41:00.0", 41, 0), passthrough("0000:42:00.0", 42, 1),
+                    vf(L40S_1Q, "0000:1b:00.4", "0000:1b:00.0", 100, 0)));
+            h.await(k -> k.resources().size() == 2);
+            Map<String, List<DeviceState>> before = h.kubelet.resources();
+            assertThat(before.get(H200.fullName())).extracting(DeviceState::healthy).containsExactly(true, false);
+
+            h.kubelet.restart();
+
+            h.await(k -> k.registrations().size() == 4 && k.resources().equals(before)
+                    && k.streaming(H200.fullName()) && k.streaming(L40S_1Q.fullName()));
+            assertThat(h.pluginDir.resolve(H200.socketFileName())).exists();
+            assertThat(h.pluginDir.resolve(L40S_1Q.socketFileName())).exists();
+            assertThat(h.kubelet.allocate(H200.fullName(), List.of("0000:41:00.0")).getContainerResponsesCount())
+                    .isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aDeletedPluginSocketAloneIsServedAgainAndReRegistered() throws Exception {
+        try (Harness h = Harness.watchOnly(tmp)) {
+            h.host.addGroupNode(41);
+            h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
+            h.await(k -> k.streaming(H200.fullName()));
+
+            Files.delete(h.pluginDir.resolve(H200.socketFileName()));
+
+            h.await(k -> k.registrations().size() == 2 && k.streaming(H200.fullName()));
+            assertThat(h.kubelet.resources().get(H200.fullName()))
+                    .containsExactly(new DeviceState("0000:41:00.0", "Healthy", OptionalInt.of(0)));
+        }
+    }
+
+    @Test
+    void closeStopsEveryPluginWithoutRetiringAndDeletesSockets() {
+        Harness h = Harness.start(tmp);
+        try {
+            h.host.addGroupNode(41);
+            h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
+            h.await(k -> k.streaming(H200.fullName()));
+            int updates = h.kubelet.listUpdates(H200.fullName());
+
+            h.manager.close();
+
+            h.await(k -> !k.streaming(H200.fullName()));
+            assertThat(h.kubelet.listUpdates(H200.fullName())).isEqualTo(updates);
+            assertThat(h.kubelet.resources().get(H200.fullName())).hasSize(1);
+            assertThat(h.pluginDir.resolve(H200.socketFileName())).doesNotExist();
+            assertThat(h.manager.running()).isEmpty();
+        } finally {
+            h.close();
+        }
+    }
+}
