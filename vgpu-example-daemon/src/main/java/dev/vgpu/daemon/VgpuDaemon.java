@@ -49,6 +49,12 @@ public final class VgpuDaemon implements Runnable {
         if (code != ServeCommand.KEEP_RUNNING) {
             Shutdown.exit(code);
         }
+        // serve runs on daemon threads; main waits here until SIGTERM/SIGINT runs the shutdown hook.
+        try {
+            new java.util.concurrent.CountDownLatch(1).await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**

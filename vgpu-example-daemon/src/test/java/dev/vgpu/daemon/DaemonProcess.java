@@ -1,0 +1,61 @@
+package dev.vgpu.daemon;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** The packaged jar started as a separate JVM, its output in a file; end-to-end tests only. */
+final class DaemonProcess implements AutoCloseable {
+
+    final Process process;
+    final Path log;
+
+    private DaemonProcess(Process process, Path log) {
+        this.process = process;
+        this.log = log;
+    }
+
+    static Path jar() {
+        String property = System.getProperty("vgpu.daemon.jar");
+        Path jar = Path.of(property != null ? property : "target/vgpu-daemon.jar");
+        if (!Files.isRegularFile(jar)) {
+            throw new IllegalStateException("the packaged daemon jar is missing: " + jar + " (run mvn verify)");
+        }
+        return jar;
+    }
+
+    /** {@code java -cp <classPath> dev.vgpu.daemon.VgpuDaemon <args>}, output to {@code log}. */
+    static DaemonProcess start(String classPath, Path log, String... args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classPath, "dev.vgpu.daemon.VgpuDaemon"));
+        command.addAll(List.of(args));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        return new DaemonProcess(process, log);
+    }
+
+    String output() throws IOException {
+        return Files.readString(log);
+    }
+
+    int awaitExit(long seconds) throws InterruptedException, IOException {
+        if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
+            throw new AssertionError("daemon still running after " + seconds + " s; output:\n" + output());
+        }
+        return process.exitValue();
+    }
+
+    @Override
+    public void close() {
+        if (process.isAlive()) {
+            process.destroyForcibly();
+            try {
+                process.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
