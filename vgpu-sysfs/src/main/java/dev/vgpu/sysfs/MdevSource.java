@@ -62,10 +62,9 @@ public final class MdevSource implements DeviceSource {
     @Override
     public Discovery discover(Host host) throws IOException {
         Scan scan = new Scan(NAME, LOG);
-        Path bus = host.path(MDEV_DEVICES);
         Map<String, OptionalInt> parentNuma = new HashMap<>();
-        for (String uuid : PciBus.list(host, MDEV_DEVICES)) {
-            inspect(host, uuid, bus.resolve(uuid), scan, parentNuma);
+        for (Path mdev : PciBus.list(host, MDEV_DEVICES)) {
+            inspect(host, PciBus.name(mdev), mdev, scan, parentNuma);
         }
         return scan.done();
     }
@@ -111,7 +110,7 @@ public final class MdevSource implements DeviceSource {
     private static String parentOf(Path linkText) throws IOException {
         int count = linkText.getNameCount();
         String parent = count >= 2 ? linkText.getName(count - 2).toString() : "";
-        if (!PciAddress.isValid(parent)) {
+        if (!SysfsFiles.isPciAddress(parent)) {
             throw new IOException("its link \"" + SysfsFiles.printable(linkText.toString())
                     + "\" does not lead into a PCI function's directory");
         }

@@ -62,29 +62,29 @@ public final class PassthroughSource implements DeviceSource {
     @Override
     public Discovery discover(Host host) throws IOException {
         Scan scan = new Scan(NAME, LOG);
-        Path bus = host.path(PciBus.PCI_DEVICES);
-        for (String entry : PciBus.list(host, PciBus.PCI_DEVICES)) {
-            inspect(host, entry, bus.resolve(entry), scan);
+        for (Path entry : PciBus.list(host, PciBus.PCI_DEVICES)) {
+            inspect(host, entry, scan);
         }
         return scan.done();
     }
 
-    private static void inspect(Host host, String bdf, Path dir, Scan scan) {
+    private static void inspect(Host host, Path dir, Scan scan) {
         String driver;
         try {
             driver = PciBus.driver(dir);
         } catch (NoSuchFileException e) {
-            scan.skipQuietly(bdf, bdf + ": " + SysfsFiles.describe(e));
+            scan.skipQuietly(PciBus.name(dir), PciBus.name(dir) + ": " + SysfsFiles.describe(e));
             return;
         } catch (IOException e) {
-            scan.skip(bdf, bdf + ": cannot read its driver link: " + SysfsFiles.describe(e));
+            scan.skip(PciBus.name(dir), PciBus.name(dir) + ": cannot read its driver link: " + SysfsFiles.describe(e));
             return;
         }
         if (driver == null || !VFIO_DRIVERS.contains(driver)) {
             return;
         }
+        String bdf = PciBus.name(dir);
         String what = bdf + " (bound to " + driver + ")";
-        if (!PciAddress.isValid(bdf)) {
+        if (!SysfsFiles.isPciAddress(bdf)) {
             scan.skip(bdf, what + ": the bus entry is not a PCI address");
             return;
         }

@@ -19,25 +19,30 @@ final class PciBus {
     }
 
     /**
-     * The entry names of a bus directory, sorted. A missing directory has no entries.
+     * The entries of a bus directory, in directory order (the scan sorts what it reports). A missing directory has
+     * no entries.
      *
      * @throws IOException when the host root is not a readable directory, or the bus directory cannot be listed
      *                     (better to keep the last scan's devices than to withdraw them all)
      */
-    static List<String> list(Host host, String busDirectory) throws IOException {
+    static List<Path> list(Host host, String busDirectory) throws IOException {
         if (!Files.isDirectory(host.root())) {
             throw new NoSuchFileException(host.root().toString(), null, "the host root is not a readable directory");
         }
-        List<String> names = new ArrayList<>();
+        List<Path> found = new ArrayList<>();
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(host.path(busDirectory))) {
             for (Path entry : entries) {
-                names.add(entry.getFileName().toString());
+                found.add(entry);
             }
         } catch (NoSuchFileException e) {
             return List.of();
         }
-        names.sort(null);
-        return names;
+        return found;
+    }
+
+    /** The name of a bus entry: a BDF, a UUID, or whatever else a hostile tree put there. */
+    static String name(Path entry) {
+        return entry.getFileName().toString();
     }
 
     /**

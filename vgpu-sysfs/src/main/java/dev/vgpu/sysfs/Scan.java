@@ -1,11 +1,15 @@
 package dev.vgpu.sysfs;
 
 import dev.vgpu.core.Device;
+import dev.vgpu.core.Skipped;
 import dev.vgpu.core.spi.Discovery;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import org.slf4j.Logger;
 
 /**
@@ -16,9 +20,8 @@ final class Scan {
 
     private final String source;
     private final Logger log;
-    private final Discovery.Builder found = Discovery.builder();
-    private int devices;
-    private int skips;
+    private final List<Device> devices = new ArrayList<>();
+    private final List<Skipped> skipped = new ArrayList<>();
 
     Scan(String source, Logger log) {
         this.source = source;
@@ -27,8 +30,7 @@ final class Scan {
 
     void add(Device device) {
         log.debug("{}: advertising {} as {}", source, device.id(), device.resource());
-        found.add(device);
-        devices++;
+        devices.add(device);
     }
 
     /** Skips a device a user could fix (bad configuration, garbage files): logged at WARN. */
@@ -56,8 +58,7 @@ final class Scan {
     }
 
     private void record(String id, String reason) {
-        found.skip(id, source, reason);
-        skips++;
+        skipped.add(new Skipped(id, source, reason));
     }
 
     /** Notes, at DEBUG, a function this source does not advertise and does not count as skipped. */
@@ -65,8 +66,11 @@ final class Scan {
         log.debug("{}: ignoring {}: {}", source, id, why);
     }
 
+    /** What the scan found, sorted by id so that equal hosts give equal discoveries whatever the walk order. */
     Discovery done() {
-        log.debug("{}: scan found {} devices, skipped {}", source, devices, skips);
-        return found.build();
+        log.debug("{}: scan found {} devices, skipped {}", source, devices.size(), skipped.size());
+        devices.sort(Comparator.comparing(Device::id));
+        skipped.sort(Comparator.comparing(Skipped::id).thenComparing(Skipped::reason));
+        return new Discovery(devices, skipped);
     }
 }

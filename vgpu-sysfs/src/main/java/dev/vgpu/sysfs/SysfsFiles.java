@@ -31,7 +31,7 @@ final class SysfsFiles {
     /** The whole content of a small file as UTF-8 (malformed bytes become U+FFFD). */
     static String read(Path file) throws IOException {
         try (SeekableByteChannel channel = Files.newByteChannel(file)) {
-            byte[] buffer = new byte[256];
+            byte[] buffer = new byte[1024];
             int length = 0;
             while (true) {
                 if (length == buffer.length) {
@@ -56,13 +56,12 @@ final class SysfsFiles {
 
     /** The last component of a symbolic link's text, without following it (the link may dangle). */
     static String linkName(Path link) throws IOException {
-        Path target = Files.readSymbolicLink(link);
-        Path name = target.getFileName();
-        if (name == null || name.toString().isEmpty()) {
-            throw new IOException(name(link) + " link text \"" + printable(target.toString())
-                    + "\" has no last component");
+        String target = Files.readSymbolicLink(link).toString();
+        String name = target.substring(target.lastIndexOf('/') + 1);
+        if (name.isEmpty()) {
+            throw new IOException(name(link) + " link text \"" + printable(target) + "\" has no last component");
         }
-        return name.toString();
+        return name;
     }
 
     /**
@@ -126,6 +125,26 @@ final class SysfsFiles {
             return Optional.empty();
         }
         return Optional.ofNullable(best);
+    }
+
+    /**
+     * True when {@link dev.vgpu.core.PciAddress#parse} accepts the text ({@code dddd:bb:ss.f}, 4-8 domain digits,
+     * slot at most 1f, function 0-7), checked without a regular expression since every function is asked.
+     */
+    static boolean isPciAddress(String text) {
+        int n = text.length();
+        int domain = n - 8;
+        if (domain < 4 || domain > 8 || text.charAt(domain) != ':' || text.charAt(domain + 3) != ':'
+                || text.charAt(domain + 6) != '.') {
+            return false;
+        }
+        for (int i = 0; i < n - 2; i++) {
+            if (i != domain && i != domain + 3 && i != domain + 6 && Character.digit(text.charAt(i), 16) < 0) {
+                return false;
+            }
+        }
+        char function = text.charAt(n - 1);
+        return Character.digit(text.charAt(n - 4), 16) <= 1 && function >= '0' && function <= '7';
     }
 
     /** True for a valid device id or group token: 1-63 printable ASCII characters without space, '/' or ','. */

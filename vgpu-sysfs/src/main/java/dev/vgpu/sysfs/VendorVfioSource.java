@@ -74,9 +74,8 @@ public final class VendorVfioSource implements DeviceSource {
     @Override
     public Discovery discover(Host host) throws IOException {
         ScanState state = new ScanState(new Scan(NAME, LOG), new CardCatalogs(host.vgpuTypes()));
-        Path bus = host.path(PciBus.PCI_DEVICES);
-        for (String entry : PciBus.list(host, PciBus.PCI_DEVICES)) {
-            inspect(entry, bus.resolve(entry), state);
+        for (Path entry : PciBus.list(host, PciBus.PCI_DEVICES)) {
+            inspect(entry, state);
         }
         for (ConfiguredVf vf : state.configured) {
             publish(vf, state);
@@ -91,6 +90,10 @@ public final class VendorVfioSource implements DeviceSource {
         final List<ConfiguredVf> configured = new ArrayList<>();
         /** File text → parsed catalog: sibling VFs usually print the same list. */
         final Map<String, CreatableTypesCatalog> parsed = new HashMap<>();
+        /** physfn link name → PF address, parsed once per card. */
+        final Map<String, PciAddress> physicalFunctions = new HashMap<>();
+        /** Profile name → resource name, sanitized once per profile. */
+        final Map<String, Optional<ResourceName>> resourceNames = new HashMap<>();
 
         ScanState(Scan scan, CardCatalogs catalogs) {
             this.scan = scan;
@@ -103,23 +106,24 @@ public final class VendorVfioSource implements DeviceSource {
                                 Optional<String> cdev) {
     }
 
-    private static void inspect(String bdf, Path dir, ScanState state) {
+    private static void inspect(Path dir, ScanState state) {
         Scan scan = state.scan;
         String driver;
         try {
             driver = PciBus.driver(dir);
         } catch (NoSuchFileException e) {
-            scan.skipQuietly(bdf, bdf + ": " + SysfsFiles.describe(e));
+            scan.skipQuietly(PciBus.name(dir), PciBus.name(dir) + ": " + SysfsFiles.describe(e));
             return;
         } catch (IOException e) {
-            scan.skip(bdf, bdf + ": cannot read its driver link: " + SysfsFiles.describe(e));
+            scan.skip(PciBus.name(dir), PciBus.name(dir) + ": cannot read its driver link: " + SysfsFiles.describe(e));
             return;
         }
         if (!"nvidia".equals(driver)) {
             return;
         }
+        String bdf = PciBus.name(dir);
         String what = bdf + " (bound to nvidia)";
-        if (!PciAddress.isValid(bdf)) {
+        if (!SysfsFiles.isPciAddress(bdf)) {
             scan.skip(bdf, what + ": the bus entry is not a PCI address");
             return;
         }
@@ -157,10 +161,16 @@ public final class VendorVfioSource implements DeviceSource {
             }
             return Optional.empty();
         }
-        if (!PciAddress.isValid(physfn)) {
-            throw new IOException("its physfn link names no PCI address: \"" + SysfsFiles.printable(physfn) + "\"");
+        PciAddress pf = state.physicalFunctions.get(physfn);
+        if (pf == null) {
+            if (!SysfsFiles.isPciAddress(physfn)) {
+                throw new IOException("its physfn link names no PCI address: \""
+                        + SysfsFiles.printable(physfn) + "\"");
+            }
+            pf = PciAddress.parse(physfn);
+            state.physicalFunctions.put(physfn, pf);
         }
-        return Optional.of(PciAddress.parse(physfn));
+        return Optional.of(pf);
     }
 
     private static void inspectVf(String bdf, String what, Path dir, PciAddress pf, ScanState state)
@@ -225,7 +235,8 @@ public final class VendorVfioSource implements DeviceSource {
             state.scan.skip(vf.bdf(), what + ", but " + resolution.problem());
             return;
         }
-        Optional<ResourceName> name = ResourceName.forVgpuProfile(resolution.name());
+        Optional<ResourceName> name = state.resourceNames.computeIfAbsent(resolution.name(),
+                ResourceName::forVgpuProfile);
         if (name.isEmpty()) {
             state.scan.skip(vf.bdf(), what + ", whose profile name \"" + SysfsFiles.printable(resolution.name())
                     + "\" gives no valid resource name");
