@@ -114,10 +114,12 @@ public final class UnixDomainTransport implements AutoCloseable {
                 .build();
     }
 
-    /** Ends every thread of this transport, waiting a few seconds at most. */
+    /**
+     * Ends every thread of this transport, waiting a few seconds at most: first the call executor (handlers still
+     * queued there may write through the event loop), then the event loop.
+     */
     @Override
     public void close() {
-        eventLoop.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         executor.shutdown();
         boolean interrupted = false;
         try {
@@ -128,6 +130,7 @@ public final class UnixDomainTransport implements AutoCloseable {
             executor.shutdownNow();
             interrupted = true;
         }
+        eventLoop.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         if (interrupted) {
             Thread.currentThread().interrupt();
         }

@@ -1,0 +1,129 @@
+package dev.vgpu.deviceplugin;
+
+import static dev.vgpu.deviceplugin.Fixtures.H200;
+import static dev.vgpu.deviceplugin.Fixtures.L40S_1Q;
+import static dev.vgpu.deviceplugin.Fixtures.L40S_2Q;
+import static dev.vgpu.deviceplugin.Fixtures.T4_1Q;
+import static dev.vgpu.deviceplugin.Fixtures.mdev;
+import static dev.vgpu.deviceplugin.Fixtures.passthrough;
+import static dev.vgpu.deviceplugin.Fixtures.snapshot;
+import static dev.vgpu.deviceplugin.Fixtures.vf;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.vgpu.core.Snapshot;
+import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
+import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Start, stop and restart serialized per plugin, and every thread they start gone when they stop. */
+class LifecycleTest {
+
+    private static final String UUID = "aa618089-8b16-4d01-a136-25a0f3c73123";
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    @Timeout(value = 100, unit = TimeUnit.SECONDS)
+    void stopRacingRestartThousandTimesLeavesNoServerSocketStreamOrThread() throws Exception {
+        Path dir = tmp.resolve("dp");
+        ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(2);
+        ExecutorService racers = Executors.newFixedThreadPool(2);
+        try (StandInKubelet kubelet = StandInKubelet.start(dir);
+             UnixDomainTransport kubeletClient = UnixDomainTransport.create("race-client", 1, 1)) {
+            Snapshot snapshot = snapshot(passthrough("0000:41:00.0", 41, 0));
+            PluginEnvironment env = new PluginEnvironment(new HostFiles(tmp.resolve("host")), dir, () -> snapshot,
+                    scheduler, kubeletClient, Duration.ofMillis(5), Duration.ofMillis(50), d -> false);
+            CyclicBarrier go = new CyclicBarrier(2);
+            for (int i = 0; i < 1_000; i++) {
+                ResourcePlugin plugin = new ResourcePlugin(snapshot.resource(H200).orElseThrow(), env);
+                plugin.start();
+                Future<?> restart = racers.submit(() -> {
+                    go.await();
+                    plugin.restart("race");
+                    return null;
+                });
+                Future<?> stop = racers.submit(() -> {
+                    go.await();
+                    plugin.stop();
+                    return null;
+                });
+                restart.get(20, TimeUnit.SECONDS);
+                stop.get(20, TimeUnit.SECONDS);
+                assertThat(plugin.isRunning()).isFalse();
+                assertThat(plugin.socket()).doesNotExist();
+                assertThat(plugin.openStreams()).isZero();
+            }
+            await().atMost(Harness.WAIT).untilAsserted(() -> assertThat(threads("vgpu-dp-")).isEmpty());
+            assertThat(socketsIn(dir)).containsExactly("kubelet.sock");
+            assertThat(kubelet.streaming(H200.fullName())).isFalse();
+        } finally {
+            racers.shutdownNow();
+            scheduler.shutdownNow();
+        }
+    }
+
+    @Test
+    void threadsAreBackToTheBaselineAfterRemovingPluginsAndNoneAfterClose() {
+        Snapshot three = snapshot(passthrough("0000:41:00.0", 41, 0), vf(L40S_1Q, "0000:1b:00.4", "0000:1b:00.0",
+                100, 0), vf(L40S_2Q, "0000:1b:00.5", "0000:1b:00.0", 101, 0), mdev(UUID, "0000:06:00.0", 7, 0));
+        try (Harness h = Harness.start(tmp)) {
+            cycle(h, three);
+            long baseline = ourThreads();
+
+            h.apply(three);
+            h.await(k -> k.streaming(H200.fullName()) && k.streaming(L40S_1Q.fullName())
+                    && k.streaming(L40S_2Q.fullName()) && k.streaming(T4_1Q.fullName()));
+            assertThat(threads("vgpu-dp-GRID_T4-1Q-")).isNotEmpty();
+            h.apply(Snapshot.empty());
+
+            await().atMost(Harness.WAIT).untilAsserted(() -> {
+                assertThat(ourThreads()).isEqualTo(baseline);
+                assertThat(threads("vgpu-dp-NVIDIA_").isEmpty() && threads("vgpu-dp-GH100").isEmpty()
+                        && threads("vgpu-dp-GRID").isEmpty()).isTrue();
+            });
+            h.manager.close();
+            await().atMost(Harness.WAIT).untilAsserted(() -> assertThat(threads("vgpu-dp-")).isEmpty());
+        }
+    }
+
+    /** Adds and removes everything once, so lazily started shared threads (gRPC's timer) exist or have gone. */
+    private static void cycle(Harness h, Snapshot snapshot) {
+        h.apply(snapshot);
+        h.await(k -> k.streaming(H200.fullName()));
+        h.apply(Snapshot.empty());
+        await().atMost(Harness.WAIT).until(() -> threads("vgpu-dp-GH100").isEmpty());
+    }
+
+    /** Live threads, not counting the stand-in kubelet's (it keeps its pool threads once started). */
+    private static long ourThreads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive)
+                .filter(t -> !t.getName().startsWith("stand-in-kubelet")).count();
+    }
+
+    private static List<String> threads(String prefix) {
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+                .filter(n -> n.startsWith(prefix)).sorted().toList();
+    }
+
+    private static List<String> socketsIn(Path dir) throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+    }
+}
