@@ -81,8 +81,14 @@ public final class PluginManager implements AutoCloseable {
         this.kubeletClient = UnixDomainTransport.create("vgpu-dp-kubelet-client", 1, 1);
         this.env = new PluginEnvironment(new HostFiles(b.hostRoot), b.devicePluginDir, snapshot::get, scheduler,
                 kubeletClient, b.backoffInitial, b.backoffMax, this::gpuFaulty);
-        this.watcher = new HostWatcher(List.of(b.devicePluginDir, b.hostRoot.resolve("dev/vfio")),
-                this::requestCheck).start();
+        try {
+            this.watcher = new HostWatcher(List.of(b.devicePluginDir, b.hostRoot.resolve("dev/vfio")),
+                    this::requestCheck).start();
+        } catch (IOException | RuntimeException e) {
+            scheduler.shutdownNow();
+            kubeletClient.close();
+            throw e;
+        }
         long poll = b.healthPollInterval.toNanos();
         scheduler.scheduleWithFixedDelay(this::checkAll, poll, poll, TimeUnit.NANOSECONDS);
         LOG.info("Device plugins: host root {}, device-plugin dir {}, health poll every {}, registration backoff "

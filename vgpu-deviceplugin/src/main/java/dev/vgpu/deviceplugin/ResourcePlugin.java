@@ -50,6 +50,7 @@ final class ResourcePlugin {
 
     private State state = State.NEW;
     private Server server;
+    private String serveFailure = "";
     private UnixDomainTransport transport;
     private AdvertisedDevices advertised = AdvertisedDevices.none();
 
@@ -152,8 +153,10 @@ final class ResourcePlugin {
             if (state != State.RUNNING) {
                 return;
             }
-            if (server == null || !Files.exists(socket)) {
-                restart(server == null ? "not serving yet" : "socket " + socket + " was deleted");
+            if (server == null) {
+                serveAndRegister();
+            } else if (!Files.exists(socket)) {
+                restart("socket " + socket + " was deleted");
             } else {
                 registrar.kubeletSeen(KubeletSocket.at(env.kubeletSocket()));
             }
@@ -244,11 +247,15 @@ final class ResourcePlugin {
         try {
             Files.createDirectories(env.pluginDir());
             server = transport.serve(socket, List.of(service));
+            serveFailure = "";
             LOG.debug("Serving {} on {}", name, socket);
             registrar.request();
         } catch (IOException e) {
             server = null;
-            LOG.warn("Cannot serve {} on {}: {}; retrying at the next check", name, socket, e.getMessage());
+            if (!e.getMessage().equals(serveFailure)) {
+                LOG.warn("Cannot serve {} on {}: {}; retrying at every check", name, socket, e.getMessage());
+            }
+            serveFailure = e.getMessage();
         }
     }
 

@@ -63,6 +63,23 @@ class KubeletInterplayTest {
     }
 
     @Test
+    void aNewKubeletSocketAloneTriggersReRegistrationOnTheSameSocket() {
+        try (Harness h = Harness.watchOnly(tmp)) {
+            h.host.addGroupNode(41);
+            h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
+            h.await(k -> k.streaming(H200.fullName()));
+            h.kubelet.close();
+            assertThat(h.pluginDir.resolve(H200.socketFileName())).exists();
+
+            h.startKubelet();
+
+            h.await(k -> k.streaming(H200.fullName()));
+            assertThat(h.kubelet.registrations()).extracting(Registration::resourceName)
+                    .containsExactly(H200.fullName());
+        }
+    }
+
+    @Test
     void aDeletedPluginSocketAloneIsServedAgainAndReRegistered() throws Exception {
         try (Harness h = Harness.watchOnly(tmp)) {
             h.host.addGroupNode(41);

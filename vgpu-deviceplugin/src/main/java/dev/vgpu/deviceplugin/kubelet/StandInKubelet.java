@@ -25,57 +25,48 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A kubelet stand-in for tests and demos: it serves {@code v1beta1.Registration} on
- * {@code <dir>/kubelet.sock} and acts as the client of every plugin that registers, like the real kubelet's
- * device manager does.
+ * {@code <dir>/kubelet.sock} and acts as the client of every plugin that registers, as the kubelet's device
+ * manager does.
  *
  * <p>On each {@code Register} it records the request, dials {@code <dir>/<endpoint>}, calls
  * {@code GetDevicePluginOptions} (failing the registration when the plugin cannot be reached, as the kubelet
  * does), then opens {@code ListAndWatch} and keeps the latest device list of each resource. A new registration of
- * a resource replaces its previous connection. Everything is thread-safe; {@link #await} waits (without
- * polling) until a condition over this object holds.
+ * a resource replaces its previous connection. Every method is thread-safe; {@link #await} waits without polling
+ * until a condition over this object holds.
  * <pre>{@code
  * try (StandInKubelet kubelet = StandInKubelet.start(dir)) {
  *     ... start the plugins with device-plugin dir = dir ...
- *     kubelet.await(Duration.ofSeconds(10), k -> k.resources().containsKey("nvidia.com/GRID_T4-1Q"));
+ *     kubelet.await(Duration.ofSeconds(10), k -> k.streaming("nvidia.com/GRID_T4-1Q"));
  *     AllocateResponse r = kubelet.allocate("nvidia.com/GRID_T4-1Q", List.of(uuid));
  * }
  * }</pre>
- * Threads: one event-loop thread and four call threads, named {@code stand-in-kubelet-…}; all end in
- * {@link #close()}. All mutable state below is guarded by {@code lock}.
+ * Threads: one event-loop thread and four call threads named {@code stand-in-kubelet-…}, all ended by
+ * {@link #close()}. State lives in a {@link KubeletState}; the server reference is the only other mutable field.
  */
 public final class StandInKubelet implements AutoCloseable {
-
-    private static final Logger LOG = LoggerFactory.getLogger(StandInKubelet.class);
 
     /** The registration socket's file name. */
     public static final String SOCKET = "kubelet.sock";
 
+    private static final Logger LOG = LoggerFactory.getLogger(StandInKubelet.class);
+    private static final String CHECKPOINT = "kubelet_internal_checkpoint";
+
     private final Path dir;
     private final UnixDomainTransport transport;
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition changed = lock.newCondition();
-    private final List<Registration> registrations = new ArrayList<>();
-    private final Map<String, PluginConnection> connections = new HashMap<>();
-    private final Map<String, List<DeviceState>> resources = new TreeMap<>();
-    private final Map<String, Integer> updates = new HashMap<>();
-    private Server server;
-    private boolean closed;
-    private long generation;
+    private final KubeletState state = new KubeletState();
+    private final AtomicReference<Server> server = new AtomicReference<>();
 
     private StandInKubelet(Path dir) {
         this.dir = dir;
@@ -104,29 +95,29 @@ public final class StandInKubelet implements AutoCloseable {
         return dir.resolve(SOCKET);
     }
 
-    /** Every Register call received so far, in order (including refused ones). */
+    /** Every Register call received so far, in order, refused ones included. */
     public List<Registration> registrations() {
-        return locked(() -> List.copyOf(registrations));
+        return state.registrations();
     }
 
     /** The latest device list per resource name (e.g. {@code nvidia.com/GRID_T4-1Q}), sorted by name. */
     public Map<String, List<DeviceState>> resources() {
-        return locked(() -> Map.copyOf(resources));
+        return state.resources();
     }
 
     /** How many ListAndWatch messages arrived for a resource, over all its streams, since start. */
     public int listUpdates(String resourceName) {
-        return locked(() -> updates.getOrDefault(resourceName, 0));
+        return state.listUpdates(resourceName);
     }
 
     /** Whether the current ListAndWatch stream of a resource delivered a list and is still open. */
     public boolean streaming(String resourceName) {
-        return locked(() -> connections.containsKey(resourceName) && connections.get(resourceName).streaming);
+        return state.connection(resourceName).map(c -> c.streaming).orElse(false);
     }
 
-    /** The options the plugin of a resource answered to GetDevicePluginOptions, when it is connected. */
+    /** The options the plugin of a resource answered to GetDevicePluginOptions, while it is connected. */
     public Optional<DevicePluginOptions> options(String resourceName) {
-        return locked(() -> Optional.ofNullable(connections.get(resourceName)).map(c -> c.options));
+        return state.connection(resourceName).map(c -> c.options);
     }
 
     /**
@@ -135,19 +126,9 @@ public final class StandInKubelet implements AutoCloseable {
      * @throws IllegalStateException when it still does not hold after {@code timeout}
      */
     public void await(Duration timeout, Predicate<StandInKubelet> condition) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        lock.lock();
-        try {
-            while (!condition.test(this)) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw new IllegalStateException("condition not met within " + timeout + "; registrations "
-                            + registrations.size() + ", resources " + resources);
-                }
-                changed.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(200)));
-            }
-        } finally {
-            lock.unlock();
+        if (!state.await(timeout, () -> condition.test(this))) {
+            throw new IllegalStateException("condition not met within " + timeout + "; registrations "
+                    + registrations().size() + ", resources " + resources());
         }
     }
 
@@ -155,14 +136,14 @@ public final class StandInKubelet implements AutoCloseable {
      * Calls Allocate on a resource's plugin with one container request, as the kubelet does.
      *
      * @throws StatusRuntimeException with the plugin's status when it refuses, {@code UNAVAILABLE} when the
-     *                                resource is not registered
+     *                                resource is not connected
      */
     public AllocateResponse allocate(String resourceName, List<String> deviceIds) {
         return allocate(resourceName, AllocateRequest.newBuilder()
                 .addContainerRequests(ContainerAllocateRequest.newBuilder().addAllDevicesIds(deviceIds)).build());
     }
 
-    /** Calls Allocate with any request (several container requests, say). */
+    /** Calls Allocate with any request, several container requests say. */
     public AllocateResponse allocate(String resourceName, AllocateRequest request) {
         return connection(resourceName).blocking().allocate(request);
     }
@@ -182,70 +163,42 @@ public final class StandInKubelet implements AutoCloseable {
      * directory but the checkpoint (plugin sockets included), then serves a new {@code kubelet.sock}.
      */
     public void restart() throws IOException {
-        detach();
+        detach(false);
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
             for (Path entry : entries) {
-                if (!Files.isDirectory(entry) && !entry.getFileName().toString().equals("kubelet_internal_checkpoint")) {
+                if (!Files.isDirectory(entry) && !entry.getFileName().toString().equals(CHECKPOINT)) {
                     Files.deleteIfExists(entry);
                 }
             }
         }
-        lock.lock();
-        try {
-            if (!closed) {
-                serve();
-            }
-            changed.signalAll();
-        } finally {
-            lock.unlock();
+        if (!state.isClosed()) {
+            serve();
         }
     }
 
     /** Stops serving, closes every plugin connection, deletes {@code kubelet.sock} and ends all threads. */
     @Override
     public void close() {
-        lock.lock();
-        try {
-            if (closed) {
-                return;
-            }
-            closed = true;
-        } finally {
-            lock.unlock();
+        if (state.isClosed()) {
+            return;
         }
-        detach();
+        detach(true);
         transport.close();
         try {
             Files.deleteIfExists(socket());
         } catch (IOException e) {
-            // Nothing else to do: the directory may be gone already.
+            LOG.debug("Cannot delete {}: {}", socket(), e.toString());
         }
     }
 
     private void serve() throws IOException {
-        server = transport.serve(socket(), List.of(new RegistrationService()));
+        server.set(transport.serve(socket(), List.of(new RegistrationService())));
     }
 
-    /**
-     * Forgets every connection and device list and stops the server. The waiting happens outside the lock, since
-     * Register calls still running need the lock to finish; {@code generation} makes their late results void.
-     */
-    private void detach() {
-        Server old;
-        List<PluginConnection> dropped;
-        lock.lock();
-        try {
-            generation++;
-            old = server;
-            server = null;
-            dropped = List.copyOf(connections.values());
-            connections.clear();
-            resources.clear();
-            changed.signalAll();
-        } finally {
-            lock.unlock();
-        }
-        dropped.forEach(PluginConnection::close);
+    /** Drops connections and stops the server, outside any lock (running Register calls need the state's lock). */
+    private void detach(boolean forGood) {
+        state.detachAll(forGood).forEach(PluginConnection::close);
+        Server old = server.getAndSet(null);
         if (old != null) {
             old.shutdownNow();
             try {
@@ -257,21 +210,12 @@ public final class StandInKubelet implements AutoCloseable {
     }
 
     private PluginConnection connection(String resourceName) {
-        return locked(() -> Optional.ofNullable(connections.get(resourceName))).orElseThrow(() ->
-                Status.UNAVAILABLE.withDescription(resourceName + " is not registered").asRuntimeException());
+        return state.connection(resourceName).orElseThrow(() ->
+                Status.UNAVAILABLE.withDescription(resourceName + " is not connected").asRuntimeException());
     }
 
-    private <T> T locked(java.util.function.Supplier<T> read) {
-        lock.lock();
-        try {
-            return read.get();
-        } finally {
-            lock.unlock();
-        }
-    }
-
+    /** Dials the plugin, asks its options and opens its stream, as the kubelet's Register handler does. */
     private void connect(RegisterRequest request, long since) {
-        String name = request.getResourceName();
         Path endpoint = dir.resolve(request.getEndpoint());
         ManagedChannel channel = transport.dial(endpoint);
         DevicePluginOptions options;
@@ -283,58 +227,25 @@ public final class StandInKubelet implements AutoCloseable {
             throw Status.UNAVAILABLE.withDescription("cannot dial " + endpoint + ": " + e.getStatus())
                     .asRuntimeException();
         }
-        PluginConnection connection = new PluginConnection(name, channel, options);
-        lock.lock();
-        try {
-            if (closed || generation != since) {
-                connection.close();
-                throw Status.UNAVAILABLE.withDescription("kubelet restarted meanwhile").asRuntimeException();
-            }
-            PluginConnection previous = connections.put(name, connection);
-            if (previous != null) {
-                previous.close();
-            }
-            changed.signalAll();
-        } finally {
-            lock.unlock();
+        PluginConnection connection = new PluginConnection(request.getResourceName(), channel, options);
+        if (!state.attach(connection, since)) {
+            connection.close();
+            throw Status.UNAVAILABLE.withDescription("kubelet restarted meanwhile").asRuntimeException();
         }
-        LOG.debug("Stand-in kubelet connected to {} at {}", name, endpoint);
-        // Forked: the stream must outlive the Register call whose context would cancel it on return.
+        LOG.debug("Stand-in kubelet connected to {} at {}", request.getResourceName(), endpoint);
+        // Forked: the stream must outlive the Register call, whose context is cancelled when it returns.
         Context.current().fork().run(() -> DevicePluginGrpc.newStub(channel)
                 .listAndWatch(Empty.getDefaultInstance(), new ListObserver(connection)));
     }
 
-    private void received(PluginConnection connection, ListAndWatchResponse list) {
-        LOG.debug("Stand-in kubelet received {} devices of {}", list.getDevicesCount(), connection.resourceName);
-        List<DeviceState> devices = new ArrayList<>();
+    private static List<DeviceState> devices(ListAndWatchResponse list) {
+        List<DeviceState> out = new ArrayList<>();
         for (dev.vgpu.deviceplugin.v1beta1.Device d : list.getDevicesList()) {
             OptionalInt numa = d.hasTopology() && d.getTopology().getNodesCount() > 0
                     ? OptionalInt.of((int) d.getTopology().getNodes(0).getID()) : OptionalInt.empty();
-            devices.add(new DeviceState(d.getID(), d.getHealth(), numa));
+            out.add(new DeviceState(d.getID(), d.getHealth(), numa));
         }
-        lock.lock();
-        try {
-            if (connections.get(connection.resourceName) == connection) {
-                resources.put(connection.resourceName, List.copyOf(devices));
-                connection.streaming = true;
-            }
-            updates.merge(connection.resourceName, 1, Integer::sum);
-            changed.signalAll();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private void ended(PluginConnection connection, Throwable error) {
-        LOG.debug("Stand-in kubelet: ListAndWatch of {} ended: {}", connection.resourceName,
-                error == null ? "completed" : error.toString());
-        lock.lock();
-        try {
-            connection.streaming = false;
-            changed.signalAll();
-        } finally {
-            lock.unlock();
-        }
+        return out;
     }
 
     /** Receives one plugin's ListAndWatch stream. */
@@ -347,42 +258,36 @@ public final class StandInKubelet implements AutoCloseable {
 
         @Override
         public void onNext(ListAndWatchResponse value) {
-            received(connection, value);
+            state.received(connection, devices(value));
         }
 
         @Override
         public void onError(Throwable t) {
-            ended(connection, t);
+            LOG.debug("Stand-in kubelet: stream of {} failed: {}", connection.resourceName, t.toString());
+            state.ended(connection);
         }
 
         @Override
         public void onCompleted() {
-            ended(connection, null);
+            LOG.debug("Stand-in kubelet: stream of {} completed", connection.resourceName);
+            state.ended(connection);
         }
     }
 
-    /** The kubelet's Registration service. */
+    /** The kubelet's Registration service: validates like the kubelet, then connects back to the plugin. */
     private final class RegistrationService extends RegistrationGrpc.RegistrationImplBase {
         @Override
         public void register(RegisterRequest request, StreamObserver<Empty> response) {
-            long since;
-            lock.lock();
-            try {
-                registrations.add(Registration.of(request));
-                since = generation;
-                changed.signalAll();
-            } finally {
-                lock.unlock();
-            }
+            long since = state.registered(Registration.of(request));
             if (!"v1beta1".equals(request.getVersion())) {
                 response.onError(Status.INVALID_ARGUMENT.withDescription("unsupported version "
                         + request.getVersion()).asException());
                 return;
             }
-            if (!request.getResourceName().contains("/") || request.getEndpoint().contains("/")
-                    || request.getEndpoint().isEmpty()) {
+            String endpoint = request.getEndpoint();
+            if (!request.getResourceName().contains("/") || endpoint.isEmpty() || endpoint.contains("/")) {
                 response.onError(Status.INVALID_ARGUMENT.withDescription("invalid resource name or endpoint: "
-                        + request.getResourceName() + ", " + request.getEndpoint()).asException());
+                        + request.getResourceName() + ", " + endpoint).asException());
                 return;
             }
             try {
