@@ -42,6 +42,22 @@ class KubeletInterplayTest {
     }
 
     @Test
+    void keepsRetryingAKubeletSocketThatRefusesThenRegistersWithTheRealOne() throws Exception {
+        try (Harness h = Harness.withoutKubelet(tmp)) {
+            Files.createDirectories(h.pluginDir);
+            Files.createFile(h.pluginDir.resolve("kubelet.sock"));
+            h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
+            await().atMost(Harness.WAIT).until(() -> Files.exists(h.pluginDir.resolve(H200.socketFileName())));
+            assertThat(h.manager.plugin(H200).registered()).isFalse();
+
+            h.startKubelet();
+
+            h.await(k -> k.streaming(H200.fullName()));
+            assertThat(h.manager.plugin(H200).registered()).isTrue();
+        }
+    }
+
+    @Test
     void kubeletRestartReRegistersEveryResourceWithDevicesAndHealthIntact() throws Exception {
         try (Harness h = Harness.start(tmp)) {
             h.host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).create().addGroupNode(100);
