@@ -20,13 +20,10 @@ import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: the caller's thread runs {@code apply}, {@code markGpu…} and {@code close}, serialized by
  * {@code lock}, which guards {@code plugins} writes and {@code closed}; {@code plugins} is republished as an
  * immutable map for the checks. Two scheduler threads ({@code vgpu-dp-scheduler-N}) run registration attempts and
- * checks; one watch thread ({@code vgpu-dp-watch}) only queues checks; each plugin owns an event-loop thread and
+ * checks ({@link PluginChecks}); one watch thread ({@code vgpu-dp-watch}) only queues checks; each plugin owns an event-loop thread and
  * two gRPC threads that end when it stops. {@code gpuFaults} is a concurrent map read by any thread.
  */
 public final class PluginManager implements AutoCloseable {
@@ -59,12 +56,10 @@ public final class PluginManager implements AutoCloseable {
     private final AtomicReference<Snapshot> snapshot = new AtomicReference<>(Snapshot.empty());
     private final Map<PciAddress, String> gpuFaults = new ConcurrentHashMap<>();
     private final Object lock = new Object();
-    private final ReentrantLock checkLock = new ReentrantLock();
-    private final AtomicBoolean checkQueued = new AtomicBoolean();
     private final ScheduledThreadPoolExecutor scheduler;
     private final UnixDomainTransport kubeletClient;
     private final PluginEnvironment env;
-    private final HostWatcher watcher;
+    private final PluginChecks checks;
 
     private volatile SortedMap<ResourceName, ResourcePlugin> plugins = Collections.emptySortedMap();
     private boolean closed;
@@ -82,15 +77,13 @@ public final class PluginManager implements AutoCloseable {
         this.env = new PluginEnvironment(new HostFiles(b.hostRoot), b.devicePluginDir, snapshot::get, scheduler,
                 kubeletClient, b.backoffInitial, b.backoffMax, this::gpuFaulty);
         try {
-            this.watcher = new HostWatcher(List.of(b.devicePluginDir, b.hostRoot.resolve("dev/vfio")),
-                    this::requestCheck).start();
+            this.checks = new PluginChecks(() -> plugins.values(), scheduler,
+                    List.of(b.devicePluginDir, b.hostRoot.resolve("dev/vfio")), b.healthPollInterval.toNanos());
         } catch (IOException | RuntimeException e) {
             scheduler.shutdownNow();
             kubeletClient.close();
             throw e;
         }
-        long poll = b.healthPollInterval.toNanos();
-        scheduler.scheduleWithFixedDelay(this::checkAll, poll, poll, TimeUnit.NANOSECONDS);
         LOG.info("Device plugins: host root {}, device-plugin dir {}, health poll every {}, registration backoff "
                 + "{} to {}", b.hostRoot, b.devicePluginDir, b.healthPollInterval, b.backoffInitial, b.backoffMax);
     }
@@ -206,7 +199,7 @@ public final class PluginManager implements AutoCloseable {
             plugins.values().forEach(ResourcePlugin::stop);
             plugins = Collections.emptySortedMap();
         }
-        watcher.close();
+        checks.close();
         scheduler.shutdownNow();
         try {
             if (!scheduler.awaitTermination(20, TimeUnit.SECONDS)) {
@@ -226,33 +219,6 @@ public final class PluginManager implements AutoCloseable {
 
     private boolean gpuFaulty(Device device) {
         return !gpuFaults.isEmpty() && gpuFaults.keySet().stream().anyMatch(g -> AdvertisedDevices.belongsTo(device, g));
-    }
-
-    private void requestCheck() {
-        if (checkQueued.compareAndSet(false, true)) {
-            try {
-                scheduler.execute(() -> {
-                    checkQueued.set(false);
-                    checkAll();
-                });
-            } catch (RejectedExecutionException e) {
-                checkQueued.set(false);
-            }
-        }
-    }
-
-    private void checkAll() {
-        checkLock.lock();
-        try {
-            watcher.ensureWatching();
-            for (ResourcePlugin plugin : plugins.values()) {
-                plugin.check();
-            }
-        } catch (RuntimeException e) {
-            LOG.warn("Check of the device plugins failed: {}", e.toString(), e);
-        } finally {
-            checkLock.unlock();
-        }
     }
 
     /** Configures a {@link PluginManager}; not thread-safe. */

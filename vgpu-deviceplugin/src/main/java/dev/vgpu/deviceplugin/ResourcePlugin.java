@@ -1,6 +1,5 @@
 package dev.vgpu.deviceplugin;
 
-import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.Resource;
 import dev.vgpu.core.ResourceName;
@@ -13,8 +12,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -46,7 +43,7 @@ final class ResourcePlugin {
     private final DevicePluginService service;
     private final ReentrantLock lifecycle = new ReentrantLock();
     private final Object stateLock = new Object();
-    private final Set<DeviceListStream> streams = ConcurrentHashMap.newKeySet();
+    private final DeviceListStreams streams;
 
     private State state = State.NEW;
     private Server server;
@@ -60,6 +57,7 @@ final class ResourcePlugin {
         this.env = env;
         this.registrar = new Registrar(name, env, OPTIONS);
         this.service = new DevicePluginService(this, env);
+        this.streams = new DeviceListStreams(name.fullName());
         this.advertised = AdvertisedDevices.none().replace(initial.devices(), env.files()::groupNodePresent,
                 env.gpuFaulty());
     }
@@ -201,15 +199,8 @@ final class ResourcePlugin {
 
     /** Adds a ListAndWatch stream and sends it the current list; called on a gRPC thread. */
     void openStream(ServerCallStreamObserver<ListAndWatchResponse> observer) {
-        DeviceListStream stream = new DeviceListStream(name.fullName(), observer);
-        observer.setOnReadyHandler(stream::drain);
-        observer.setOnCancelHandler(() -> {
-            stream.cancelled();
-            streams.remove(stream);
-        });
         synchronized (stateLock) {
-            streams.add(stream);
-            stream.offer(advertised.toResponse());
+            streams.open(observer, advertised.toResponse());
         }
     }
 
@@ -220,8 +211,7 @@ final class ResourcePlugin {
 
     /** The number of open streams (for tests). */
     int openStreams() {
-        streams.removeIf(DeviceListStream::isDone);
-        return streams.size();
+        return streams.open();
     }
 
     private void publish(AdvertisedDevices next) {
@@ -238,8 +228,7 @@ final class ResourcePlugin {
                     LOG.warn("Device {} of {} is unhealthy: {}", id, name, next.health().get(id));
                 }
             }
-            ListAndWatchResponse message = next.toResponse();
-            streams.forEach(s -> s.offer(message));
+            streams.publish(next.toResponse());
         }
     }
 
@@ -278,11 +267,7 @@ final class ResourcePlugin {
     /** Ends the streams and the server and deletes the socket file. */
     private void shutdownServer(boolean graceful) {
         registrar.cancel();
-        Set<DeviceListStream> ending = Set.copyOf(streams);
-        streams.clear();
-        if (graceful) {
-            ending.forEach(DeviceListStream::complete);
-        }
+        streams.endAll(graceful);
         if (server != null) {
             try {
                 if (graceful) {
