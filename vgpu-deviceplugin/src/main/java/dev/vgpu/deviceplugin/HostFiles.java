@@ -3,6 +3,7 @@ package dev.vgpu.deviceplugin;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -34,12 +35,12 @@ final class HostFiles {
 
     /** Whether {@code /dev/iommu} exists, i.e. the VFIO device cdevs (iommufd) are usable. */
     boolean iommufd() {
-        return Files.exists(root.resolve("dev/iommu"));
+        return exists(root.resolve("dev/iommu"));
     }
 
     /** Whether {@code /dev/vfio/<group>} exists. */
     boolean groupNodePresent(String group) {
-        return isGroupName(group) && Files.exists(root.resolve("dev/vfio").resolve(group));
+        return isGroupName(group) && exists(root.resolve("dev/vfio").resolve(group));
     }
 
     /** The IOMMU group of a PCI function from its {@code iommu_group} link, empty when unreadable. */
@@ -85,8 +86,11 @@ final class HostFiles {
     /** EGM regions whose {@code /dev/egmN} node exists, sorted by name. */
     List<EgmRegion> egmRegions() {
         List<EgmRegion> out = new ArrayList<>();
+        if (!exists(root.resolve("sys/class/egm"))) {
+            return out;
+        }
         for (String name : names(root.resolve("sys/class/egm"), false)) {
-            if (!name.startsWith("egm") || !Files.exists(root.resolve("dev").resolve(name))) {
+            if (!name.startsWith("egm") || !exists(root.resolve("dev").resolve(name))) {
                 continue;
             }
             try {
@@ -112,6 +116,14 @@ final class HostFiles {
         EgmRegion {
             gpus = List.copyOf(gpus);
         }
+    }
+
+    /**
+     * Whether a file exists. On the default file system this is a plain {@code stat}: NIO's {@code Files.exists}
+     * throws and catches an exception for every absent file, which Allocate and the health poll would pay often.
+     */
+    private static boolean exists(Path path) {
+        return path.getFileSystem() == FileSystems.getDefault() ? path.toFile().exists() : Files.exists(path);
     }
 
     private Path pciDevice(String bdf) {
