@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
@@ -163,9 +164,9 @@ public final class XidWatcher implements AutoCloseable {
         return watcher;
     }
 
-    /** The GPUs whose XID events are registered. */
-    public Set<PciAddress> watchedGpus() {
-        return Set.copyOf(watched.values());
+    /** The GPUs whose XID events are registered, sorted by address. */
+    public SortedSet<PciAddress> watchedGpus() {
+        return Collections.unmodifiableSortedSet(new TreeSet<>(watched.values()));
     }
 
     /** True while the thread waits for events (false for a watcher that watches nothing, and after close). */
