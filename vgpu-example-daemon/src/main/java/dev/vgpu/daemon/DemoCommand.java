@@ -82,12 +82,14 @@ final class DemoCommand implements Callable<Integer> {
                         PASSTHROUGH_RESOURCE, kubelet.listUpdates(PASSTHROUGH_RESOURCE) - passthroughUpdates);
                 section(out, "4. Shut down");
             }
-            out.printf("every plugin stopped; sockets left in %s: %s%n", pluginDir, socketsIn(pluginDir));
+            List<String> left = socketsIn(pluginDir);
+            out.printf("every plugin stopped; plugin sockets left in %s: %s%n", pluginDir,
+                    left.isEmpty() ? "none" : left);
             out.println("demo finished");
             out.flush();
             return 0;
         } finally {
-            Samples.deleteTree(pluginDir);
+            SysfsTree.deleteRecursively(pluginDir);
         }
     }
 
@@ -136,7 +138,8 @@ final class DemoCommand implements Callable<Integer> {
 
     private static List<String> socketsIn(Path dir) throws java.io.IOException {
         try (var files = Files.list(dir)) {
-            return files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".sock")).sorted().toList();
+            return files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".sock"))
+                    .filter(n -> !n.equals(StandInKubelet.SOCKET)).sorted().toList();
         }
     }
 }

@@ -7,11 +7,8 @@ import java.io.InputStreamReader;
 import java.io.Reader;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -65,7 +62,7 @@ final class Samples {
     record Materialized(Path root, SysfsTree tree) implements AutoCloseable {
         @Override
         public void close() {
-            deleteTree(root);
+            SysfsTree.deleteRecursively(root);
         }
     }
 
@@ -138,28 +135,5 @@ final class Samples {
         t.nvidiaGpu("0000:e1:00.0", 0x26b9).iommuGroup(120).numa(1).create();
         t.function("0000:3b:00.0", 0x15b3, 0x101d).driver("mlx5_core").iommuGroup(30).numa(0).create();
         t.iommufd().egm(4, "0009:01:00.0");
-    }
-
-    static void deleteTree(Path root) {
-        if (!Files.exists(root, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        try {
-            Files.walkFileTree(root, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                    Files.delete(file);
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
-                    Files.delete(dir);
-                    return FileVisitResult.CONTINUE;
-                }
-            });
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete sample tree " + root, e);
-        }
     }
 }

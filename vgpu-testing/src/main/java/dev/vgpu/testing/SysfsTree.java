@@ -294,6 +294,14 @@ public final class SysfsTree {
         return this;
     }
 
+    /**
+     * Deletes any directory tree, such as a temporary host root or device-plugin directory, without following
+     * links; absent is fine.
+     */
+    public static void deleteRecursively(Path dir) {
+        TreeFiles.deleteTree(dir);
+    }
+
     // ---- queries ----------------------------------------------------------------------------------------
 
     /** The real directory of a function, found through its {@code sys/bus/pci/devices} link. */

@@ -12,11 +12,8 @@ import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
 import dev.vgpu.testing.SysfsTree;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -87,18 +84,6 @@ final class PluginHost implements AutoCloseable {
         client.close();
         manager.close();
         kubelet.close();
-        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                Files.delete(file);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-                Files.delete(d);
-                return FileVisitResult.CONTINUE;
-            }
-        });
+        SysfsTree.deleteRecursively(dir);
     }
 }

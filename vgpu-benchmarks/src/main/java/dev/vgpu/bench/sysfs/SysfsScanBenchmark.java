@@ -6,12 +6,10 @@ import dev.vgpu.core.spi.Host;
 import dev.vgpu.sysfs.MdevSource;
 import dev.vgpu.sysfs.PassthroughSource;
 import dev.vgpu.sysfs.VendorVfioSource;
+import dev.vgpu.testing.SysfsTree;
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -71,19 +69,7 @@ public class SysfsScanBenchmark {
     /** Deletes the host tree. */
     @TearDown
     public void tearDown() throws IOException {
-        Files.walkFileTree(root, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                Files.delete(file);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
-                Files.delete(dir);
-                return FileVisitResult.CONTINUE;
-            }
-        });
+        SysfsTree.deleteRecursively(root);
     }
 
     /** Runs passthrough, mdev and vendor-vfio once each; returns the number of advertised devices. */
