@@ -1,7 +1,9 @@
 /**
  * The built-in sysfs device sources: {@code passthrough} (whole GPUs on a VFIO driver), {@code mdev}
  * (mediated vGPUs) and {@code vendor-vfio} (vGPU virtual functions of the {@code nvidia} driver). All read the
- * host through {@link dev.vgpu.core.spi.Host#root()}, so they work on jimfs as well as on a real host.
+ * host through {@link dev.vgpu.core.spi.Host#root()}, so they work on jimfs as well as on a real host, and read
+ * what several of them need (the PCI bus listing, each function's driver link and vendor id) once per scan through
+ * {@link dev.vgpu.core.spi.Host#scanScope()}.
  */
 module dev.vgpu.sysfs {
     requires transitive dev.vgpu.core;

@@ -71,7 +71,7 @@ public final class PassthroughSource implements DeviceSource {
     private static void inspect(Host host, Path dir, Scan scan) {
         String driver;
         try {
-            driver = PciBus.driver(dir);
+            driver = PciBus.driver(host, dir);
         } catch (NoSuchFileException e) {
             scan.skipQuietly(PciBus.name(dir), PciBus.name(dir) + ": " + SysfsFiles.describe(e));
             return;
@@ -92,7 +92,7 @@ public final class PassthroughSource implements DeviceSource {
         String device;
         String group;
         try {
-            vendor = SysfsFiles.hexId(dir.resolve("vendor"));
+            vendor = PciBus.vendor(host, dir);
             if (!vendor.equals(PciBus.NVIDIA_VENDOR)) {
                 scan.ignore(bdf, "vendor " + vendor + " is not NVIDIA");
                 return;

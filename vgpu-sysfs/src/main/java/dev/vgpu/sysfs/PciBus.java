@@ -7,9 +7,14 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
-/** The parts of {@code sys/bus/...} walking that every source shares. */
+/**
+ * The parts of {@code sys/bus/...} walking that every source shares. The bus listing, each function's driver link
+ * and its vendor id are read at most once per scan whichever sources ask ({@link SharedRead}, through the
+ * {@link Host#scanScope() scan scope}); both PCI sources walk every function.
+ */
 final class PciBus {
 
     static final String PCI_DEVICES = "sys/bus/pci/devices";
@@ -26,18 +31,23 @@ final class PciBus {
      *                     (better to keep the last scan's devices than to withdraw them all)
      */
     static List<Path> list(Host host, String busDirectory) throws IOException {
-        if (!Files.isDirectory(host.root())) {
-            throw new NoSuchFileException(host.root().toString(), null, "the host root is not a readable directory");
+        Path directory = host.path(busDirectory);
+        return SharedRead.once(host, new BusListing(directory), () -> listNow(host.root(), directory));
+    }
+
+    private static List<Path> listNow(Path root, Path directory) throws IOException {
+        if (!Files.isDirectory(root)) {
+            throw new NoSuchFileException(root.toString(), null, "the host root is not a readable directory");
         }
         List<Path> found = new ArrayList<>();
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(host.path(busDirectory))) {
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
             for (Path entry : entries) {
                 found.add(entry);
             }
         } catch (NoSuchFileException e) {
             return List.of();
         }
-        return found;
+        return Collections.unmodifiableList(found);
     }
 
     /** The name of a bus entry: a BDF, a UUID, or whatever else a hostile tree put there. */
@@ -52,7 +62,11 @@ final class PciBus {
      * @throws NoSuchFileException when the function itself is gone (removed mid-scan, or a dangling bus link)
      * @throws IOException         when the driver entry cannot be read as a link
      */
-    static String driver(Path deviceDir) throws IOException {
+    static String driver(Host host, Path deviceDir) throws IOException {
+        return SharedRead.once(host, new DriverLink(deviceDir), () -> driverNow(deviceDir));
+    }
+
+    private static String driverNow(Path deviceDir) throws IOException {
         try {
             return SysfsFiles.linkName(deviceDir.resolve("driver"));
         } catch (NoSuchFileException e) {
@@ -64,8 +78,29 @@ final class PciBus {
         }
     }
 
+    /**
+     * A function's {@code vendor} id, four lowercase hex digits ({@code 10de}).
+     *
+     * @throws IOException when the file is missing, unreadable or not {@code 0x} and four hex digits
+     */
+    static String vendor(Host host, Path deviceDir) throws IOException {
+        return SharedRead.once(host, new VendorId(deviceDir), () -> SysfsFiles.hexId(deviceDir.resolve("vendor")));
+    }
+
     /** True when the {@code driver} link leads to a directory: a dangling link means the driver is gone. */
     static boolean driverPresent(Path deviceDir) {
         return Files.isDirectory(deviceDir.resolve("driver"));
+    }
+
+    /** The scan-scope key of a bus directory's listing. */
+    record BusListing(Path directory) {
+    }
+
+    /** The scan-scope key of a function's {@code driver} link. */
+    record DriverLink(Path function) {
+    }
+
+    /** The scan-scope key of a function's {@code vendor} file. */
+    record VendorId(Path function) {
     }
 }

@@ -73,7 +73,7 @@ public final class VendorVfioSource implements DeviceSource {
      */
     @Override
     public Discovery discover(Host host) throws IOException {
-        ScanState state = new ScanState(new Scan(NAME, LOG), new CardCatalogs(host.vgpuTypes()));
+        ScanState state = new ScanState(host, new Scan(NAME, LOG), new CardCatalogs(host.vgpuTypes()));
         for (Path entry : PciBus.list(host, PciBus.PCI_DEVICES)) {
             inspect(entry, state);
         }
@@ -85,6 +85,7 @@ public final class VendorVfioSource implements DeviceSource {
 
     /** What one scan collects; confined to the scanning thread. */
     private static final class ScanState {
+        final Host host;
         final Scan scan;
         final CardCatalogs catalogs;
         final List<ConfiguredVf> configured = new ArrayList<>();
@@ -95,7 +96,8 @@ public final class VendorVfioSource implements DeviceSource {
         /** Profile name → resource name, sanitized once per profile. */
         final Map<String, Optional<ResourceName>> resourceNames = new HashMap<>();
 
-        ScanState(Scan scan, CardCatalogs catalogs) {
+        ScanState(Host host, Scan scan, CardCatalogs catalogs) {
+            this.host = host;
             this.scan = scan;
             this.catalogs = catalogs;
         }
@@ -110,7 +112,7 @@ public final class VendorVfioSource implements DeviceSource {
         Scan scan = state.scan;
         String driver;
         try {
-            driver = PciBus.driver(dir);
+            driver = PciBus.driver(state.host, dir);
         } catch (NoSuchFileException e) {
             scan.skipQuietly(PciBus.name(dir), PciBus.name(dir) + ": " + SysfsFiles.describe(e));
             return;
@@ -128,7 +130,7 @@ public final class VendorVfioSource implements DeviceSource {
             return;
         }
         try {
-            String vendor = SysfsFiles.hexId(dir.resolve("vendor"));
+            String vendor = PciBus.vendor(state.host, dir);
             if (!vendor.equals(PciBus.NVIDIA_VENDOR)) {
                 scan.ignore(bdf, "vendor " + vendor + " is not NVIDIA");
                 return;

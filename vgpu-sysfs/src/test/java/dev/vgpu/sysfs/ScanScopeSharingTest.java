@@ -1,0 +1,163 @@
+package dev.vgpu.sysfs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.vgpu.core.spi.DeviceSource;
+import dev.vgpu.core.spi.Discovery;
+import dev.vgpu.core.spi.Host;
+import dev.vgpu.core.spi.ScanScope;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The sources of one scan share their common reads through the host's scan scope (each function's driver link
+ * and the bus listing are read once for passthrough and vendor-vfio together, failures included), and the next
+ * scan, with a fresh scope, reads everything again.
+ */
+class ScanScopeSharingTest extends SourceTestBase {
+
+    static final String VF = "0000:1b:00.4";
+    static final String NIC = "0000:03:00.0";
+
+    @Override
+    Path newRoot() {
+        return jimfsRoot();
+    }
+
+    /** A scan scope that counts, per key, how often it was asked and how often the value was computed (read). */
+    static final class CountingScope implements ScanScope {
+        final ScanScope delegate = ScanScope.fresh();
+        final Map<Object, AtomicInteger> asked = new ConcurrentHashMap<>();
+        final Map<Object, AtomicInteger> computed = new ConcurrentHashMap<>();
+
+        @Override
+        public <K, V> V computeIfAbsent(K key, Function<? super K, ? extends V> compute) {
+            asked.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+            return delegate.computeIfAbsent(key, k -> {
+                computed.computeIfAbsent(k, x -> new AtomicInteger()).incrementAndGet();
+                return compute.apply(k);
+            });
+        }
+
+        /** Key → count, for the keys of one type. */
+        static Map<Object, Integer> ofType(Map<Object, AtomicInteger> counts, Class<?> keyType) {
+            Map<Object, Integer> selected = new ConcurrentHashMap<>();
+            counts.forEach((key, count) -> {
+                if (keyType.isInstance(key)) {
+                    selected.put(key, count.get());
+                }
+            });
+            return selected;
+        }
+    }
+
+    /** Passthrough GPUs, an SR-IOV card with a configured VF, mdevs, NICs, an unbound function. */
+    void mixedHost() {
+        tree.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).vfioCdev("vfio3").create();
+        tree.function("0000:41:00.1", 0x10de, 0x22e8).driver("snd_hda_intel").iommuGroup(41).create();
+        tree.function(NIC, 0x15b3, 0x101d).driver("mlx5_core").iommuGroup(3).numa(0).create();
+        tree.function("0000:00:00.0", 0x1022, 0x14a4).create();
+        tree.sriovCard("0000:1b:00.0", 0x2335).virtualFunctions(2, 100)
+                .catalog(Map.of(1428L, "NVIDIA H200X-141C")).create();
+        tree.configureVf(VF, 1428);
+        tree.nvidiaGpu("0000:06:00.0", 0x2236).numa(1).create();
+        tree.mdev("aa618089-8b16-4d01-a136-25a0f3c73123", "0000:06:00.0", "nvidia-558", "NVIDIA A10-8Q", 7);
+    }
+
+    List<Path> pciFunctions() {
+        List<Path> functions = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(tree.path(PciBus.PCI_DEVICES))) {
+            entries.forEach(functions::add);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return functions;
+    }
+
+    static List<Discovery> scanAll(Host host) {
+        List<Discovery> found = new ArrayList<>();
+        for (DeviceSource source : ALL) {
+            found.add(scan(source, host));
+        }
+        return found;
+    }
+
+    @Test
+    void oneScanReadsEachDriverLinkAndTheBusListingOnceForBothPciSources() {
+        mixedHost();
+        CountingScope scope = new CountingScope();
+
+        List<Discovery> shared = scanAll(host().withScanScope(scope));
+
+        List<Path> functions = pciFunctions();
+        assertThat(functions).hasSize(8);
+        Map<Object, Integer> driverReads = CountingScope.ofType(scope.computed, PciBus.DriverLink.class);
+        assertThat(driverReads.keySet()).containsExactlyInAnyOrderElementsOf(
+                functions.stream().<Object>map(PciBus.DriverLink::new).toList());
+        assertThat(driverReads.values()).containsOnly(1);
+        assertThat(CountingScope.ofType(scope.asked, PciBus.DriverLink.class).values()).containsOnly(2);
+        assertThat(scope.computed.get(new PciBus.BusListing(tree.path(PciBus.PCI_DEVICES)))).hasValue(1);
+        assertThat(scope.asked.get(new PciBus.BusListing(tree.path(PciBus.PCI_DEVICES)))).hasValue(2);
+        assertThat(CountingScope.ofType(scope.computed, PciBus.VendorId.class)).isNotEmpty()
+                .allSatisfy((key, reads) -> assertThat(reads).isEqualTo(1));
+        assertThat(shared).isEqualTo(scanAll(host()));
+    }
+
+    @Test
+    void bothSourcesOfAScanSeeItsFirstAnswerAndTheNextScanReadsAfresh() {
+        mixedHost();
+        Host firstScan = host().forScan();
+        assertThat(scan(PASSTHROUGH, firstScan).devices()).extracting(d -> d.id()).doesNotContain(VF);
+
+        tree.bindDriver(VF, "vfio-pci");
+
+        // the VF's driver link now says vfio-pci, but this scan already read it as nvidia
+        assertThat(scan(VENDOR, firstScan).devices()).extracting(d -> d.id()).containsExactly(VF);
+        Host nextScan = host().forScan();
+        assertThat(scan(PASSTHROUGH, nextScan).devices()).extracting(d -> d.id()).contains(VF);
+        assertThat(scan(VENDOR, nextScan).devices()).isEmpty();
+    }
+
+    @Test
+    void aFailedReadIsSharedWithinTheScanToo() {
+        mixedHost();
+        tree.bindDriver(NIC, null).writeAttribute(NIC, "driver", "mlx5_core\n");
+        CountingScope scope = new CountingScope();
+        Host firstScan = host().withScanScope(scope);
+
+        String passthroughReason = skips(scan(PASSTHROUGH, firstScan)).get(NIC);
+        tree.delete("sys/bus/pci/devices/" + NIC + "/driver").bindDriver(NIC, "mlx5_core");
+        String vendorReason = skips(scan(VENDOR, firstScan)).get(NIC);
+
+        assertThat(passthroughReason).contains(NIC, "cannot read its driver link", "driver is not a link");
+        assertThat(vendorReason).isEqualTo(passthroughReason);
+        Path nic = pciFunctions().stream().filter(p -> p.getFileName().toString().equals(NIC)).findFirst()
+                .orElseThrow();
+        assertThat(scope.computed.get(new PciBus.DriverLink(nic))).hasValue(1);
+        assertThat(scope.asked.get(new PciBus.DriverLink(nic))).hasValue(2);
+        assertThat(skips(scan(VENDOR, host().forScan()))).doesNotContainKey(NIC);
+    }
+
+    @Test
+    void aHostTiedToNoScanReadsEveryTime() {
+        mixedHost();
+        Host unscoped = host();
+        assertThat(unscoped.scanScope()).isSameAs(ScanScope.none());
+        assertThat(scan(PASSTHROUGH, unscoped).devices()).extracting(d -> d.id()).doesNotContain(VF);
+
+        tree.bindDriver(VF, "vfio-pci");
+
+        assertThat(scan(VENDOR, unscoped).devices()).isEmpty();
+        assertThat(scan(PASSTHROUGH, unscoped).devices()).extracting(d -> d.id()).contains(VF);
+    }
+}
