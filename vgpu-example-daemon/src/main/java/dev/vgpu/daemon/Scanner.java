@@ -39,8 +39,11 @@ final class Scanner {
 
     /** One scan of every source; {@code previous} supplies the devices of a source that fails. */
     Snapshot scan(Snapshot previous) {
-        // A fresh memoizing view per scan: each physical GPU is asked at most once per scan, never across scans.
-        Host host = new Host(hostRoot, pciIds, VgpuTypeResolver.memoizing(vgpuTypes));
+        // One host per scan, shared by every source of it: a fresh scan scope, so sources read the files they have
+        // in common once (never an answer from an earlier scan), and a fresh memoizing view of the resolver, so
+        // each physical GPU is asked at most once per scan.
+        Host host = Host.of(hostRoot).withPciIds(pciIds).withVgpuTypes(VgpuTypeResolver.memoizing(vgpuTypes))
+                .forScan();
         Snapshot.Builder next = Snapshot.builder();
         for (DeviceSource source : sources) {
             Discovery discovery;

@@ -32,8 +32,8 @@ final class FloorPlan {
 
     /**
      * Plans the floor for a host root: every operation once ({@code perSource} false), or the operations of each
-     * of the three sources one after the other ({@code perSource} true: both PCI sources list the bus and read
-     * every function's {@code driver} link, since sources run independently).
+     * of the three sources one after the other as if they shared nothing ({@code perSource} true: both PCI sources
+     * list the bus and read every function's {@code driver} link).
      */
     static FloorPlan of(Path root, boolean perSource) throws IOException {
         List<Op> ops = new ArrayList<>();

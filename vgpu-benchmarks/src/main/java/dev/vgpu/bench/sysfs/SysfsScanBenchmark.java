@@ -3,6 +3,7 @@ package dev.vgpu.bench.sysfs;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
+import dev.vgpu.core.spi.VgpuTypeResolver;
 import dev.vgpu.sysfs.MdevSource;
 import dev.vgpu.sysfs.PassthroughSource;
 import dev.vgpu.sysfs.VendorVfioSource;
@@ -24,11 +25,15 @@ import org.openjdk.jmh.annotations.TearDown;
 /**
  * A full scan of the three sysfs sources on {@link LargeHost} (real file system, temporary directory) against
  * two {@link FloorPlan floors}: the same files and links read once each with plain {@link Files} calls
- * ({@code floor}), and the operations of each source one after the other ({@code floorPerSource}, where the
- * passthrough and vendor-vfio sources each read every function's {@code driver} link).
+ * ({@code floor}), and the operations of each source one after the other ({@code floorPerSource}: what sources
+ * that shared nothing would read, the passthrough and vendor-vfio sources each listing the bus and reading every
+ * function's {@code driver} link).
+ *
+ * <p>Each scan gets the kind of {@link Host} the daemon's scanner builds: a fresh scan scope (so the sources share
+ * the reads they have in common) and a fresh memoizing view of the vGPU type resolver.
  *
  * <pre>
- * java -jar vgpu-benchmarks/target/benchmarks.jar SysfsScanBenchmark -f 1 -wi 3 -i 5 -w 1s -r 1s
+ * java -jar vgpu-benchmarks/target/benchmarks.jar SysfsScanBenchmark -f 1 -wi 3 -i 10 -w 1s -r 2s
  * </pre>
  */
 @State(Scope.Benchmark)
@@ -40,7 +45,7 @@ public class SysfsScanBenchmark {
             List.of(new PassthroughSource(), new MdevSource(), new VendorVfioSource());
 
     private Path root;
-    private Host host;
+    private Host base;
     private FloorPlan floor;
     private FloorPlan floorPerSource;
 
@@ -49,7 +54,7 @@ public class SysfsScanBenchmark {
     public void setUp() throws IOException {
         root = Files.createTempDirectory("vgpu-large-host");
         LargeHost.write(root);
-        host = Host.of(root).withVgpuTypes(LargeHost.resolver());
+        base = Host.of(root);
         floor = FloorPlan.of(root, false);
         floorPerSource = FloorPlan.of(root, true);
         int found = scanAllSources();
@@ -72,9 +77,13 @@ public class SysfsScanBenchmark {
         SysfsTree.deleteRecursively(root);
     }
 
-    /** Runs passthrough, mdev and vendor-vfio once each; returns the number of advertised devices. */
+    /**
+     * Runs passthrough, mdev and vendor-vfio once each on one host made for this scan, as the daemon does; returns
+     * the number of advertised devices.
+     */
     @Benchmark
     public int scanAllSources() throws IOException {
+        Host host = base.withVgpuTypes(VgpuTypeResolver.memoizing(LargeHost.resolver())).forScan();
         int devices = 0;
         for (DeviceSource source : SOURCES) {
             Discovery found = source.discover(host);
