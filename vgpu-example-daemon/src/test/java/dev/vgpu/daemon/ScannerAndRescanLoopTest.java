@@ -113,6 +113,34 @@ class ScannerAndRescanLoopTest {
     }
 
     @Test
+    void sourcesShareOneScanScopePerScanAndNeverAcrossScans() {
+        AtomicInteger computed = new AtomicInteger();
+        record Key(String name) {
+        }
+        DeviceSource[] sharers = new DeviceSource[2];
+        for (int i = 0; i < 2; i++) {
+            String name = "sharer-" + i;
+            sharers[i] = new DeviceSource() {
+                @Override
+                public String name() {
+                    return name;
+                }
+
+                @Override
+                public Discovery discover(Host host) {
+                    host.scanScope().computeIfAbsent(new Key("driver of 0000:1b:00.4"), k -> computed.incrementAndGet());
+                    return Discovery.empty();
+                }
+            };
+        }
+        Scanner scanner = scanner(sharers);
+        scanner.scan(Snapshot.empty());
+        assertThat(computed).hasValue(1);
+        scanner.scan(Snapshot.empty());
+        assertThat(computed).hasValue(2);
+    }
+
+    @Test
     void rescanDeliversOnlyRealChangesAndSnapshotFirst() {
         ScriptedSource vfio = new ScriptedSource("vendor-vfio");
         vfio.ids.set(List.of("0000:1b:00.4@P1"));
