@@ -33,7 +33,11 @@ final class HostWatcher implements AutoCloseable {
     private final Map<Path, WatchKey> keys = new HashMap<>();
 
     HostWatcher(List<Path> directories, Runnable onChange) throws IOException {
-        this.directories = List.copyOf(directories);
+        // The watch service belongs to the default file system; a directory elsewhere (a host root on jimfs)
+        // cannot be registered with it, so only the periodic check sees its changes.
+        this.directories = directories.stream().filter(d -> d.getFileSystem() == FileSystems.getDefault()).toList();
+        directories.stream().filter(d -> d.getFileSystem() != FileSystems.getDefault()).forEach(d ->
+                LOG.info("Not watching {}: it is not on the default file system; the periodic check covers it", d));
         this.onChange = onChange;
         this.service = FileSystems.getDefault().newWatchService();
         this.thread = new Thread(this::run, "vgpu-dp-watch");
