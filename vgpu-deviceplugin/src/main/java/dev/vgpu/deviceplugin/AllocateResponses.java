@@ -29,6 +29,8 @@ import java.util.TreeSet;
  * {@code /dev/vfio/vfio}, each group node, and with iommufd {@code /dev/iommu} plus the {@code vfioN} cdev of
  * every function in the group; {@code /dev/egmN} when all of that region's GPUs are requested. Mediated devices:
  * env {@code MDEV_PCI_RESOURCE_…} with the UUIDs, {@code /dev/vfio/vfio} and each mdev's group node.
+ * A VF whose {@code nvidia/current_vgpu_type} now reads {@code 0} (its vGPU was destroyed since discovery) is
+ * refused; a function without that file is not checked.
  * DeviceSpec paths are the real host paths (host path = container path, {@code mrw}), never prefixed by the host
  * root, which is only where the checks read. Stateless and thread-safe.
  */
@@ -99,6 +101,10 @@ final class AllocateResponses {
             requested.add(device.pciAddress().orElseThrow(() -> invalid("device " + device.id()
                     + " is not a PCI address")));
             verifyPci(device.id(), group, true);
+            if (device.parent().isPresent() && files.currentVgpuType(device.id()).filter("0"::equals).isPresent()) {
+                throw invalid("device " + device.id() + " has no vGPU type configured any more"
+                        + " (nvidia/current_vgpu_type is 0)");
+            }
             Set<String> functions = new TreeSet<>(files.groupFunctions(group));
             for (Device member : snapshot.groupMembers(group)) {
                 if (member.pciAddress().isPresent()) {

@@ -66,6 +66,23 @@ final class HostFiles {
         }
     }
 
+    /**
+     * A VF's {@code nvidia/current_vgpu_type}, trimmed, with an empty text read as {@code 0} (no vGPU); empty when
+     * the file is absent or unreadable.
+     */
+    Optional<String> currentVgpuType(String bdf) {
+        if (!safe(bdf)) {
+            return Optional.empty();
+        }
+        try {
+            String text = Files.readString(pciDevice(bdf).resolve("nvidia/current_vgpu_type"),
+                    StandardCharsets.US_ASCII).strip();
+            return Optional.of(text.isEmpty() ? "0" : text);
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
     /** The functions the kernel lists in an IOMMU group, sorted; empty when the group directory is unreadable. */
     List<String> groupFunctions(String group) {
         if (!isGroupName(group)) {

@@ -48,6 +48,7 @@ class AllocateTest {
         h.host.passthroughGpu("0000:42:00.0", 0x2335).iommuGroup(42).numa(1).vfioCdev("vfio5").create();
         // An L40S with two VFs in groups 100 and 101, and a T4 carrying one mdev in group 7.
         h.host.sriovCard("0000:1b:00.0", 0x26b9).numa(0).virtualFunctions(2, 100).vfioCdevs(10).create();
+        h.host.configureVf("0000:1b:00.4", 1147).configureVf("0000:1b:00.5", 1148);
         h.host.nvidiaGpu("0000:06:00.0", 0x1eb8).numa(1).create();
         h.host.mdev(UUID, "0000:06:00.0", "nvidia-222", "GRID T4-1Q", 7);
         h.apply(snapshot(passthrough("0000:41:00.0", 41, 0), passthrough("0000:42:00.0", 42, 1),
@@ -92,6 +93,16 @@ class AllocateTest {
 
         assertThat(r.getEnvsMap()).isEqualTo(Map.of("PCI_RESOURCE_NVIDIA_COM_NVIDIA_L40S-1Q", "0000:1b:00.4"));
         assertThat(paths(r)).containsExactly("/dev/vfio/vfio", "/dev/vfio/100");
+    }
+
+    @Test
+    void vfWhoseVgpuWasDestroyedSinceDiscoveryIsRefusedNamingIt() {
+        h.host.unconfigureVf("0000:1b:00.5");
+
+        assertThatThrownBy(() -> h.kubelet.allocate(L40S_2Q.fullName(), List.of("0000:1b:00.5")))
+                .satisfies(status(Status.Code.INVALID_ARGUMENT, "0000:1b:00.5"));
+        assertThat(only(h.kubelet.allocate(L40S_1Q.fullName(), List.of("0000:1b:00.4"))).getEnvsMap())
+                .isEqualTo(Map.of("PCI_RESOURCE_NVIDIA_COM_NVIDIA_L40S-1Q", "0000:1b:00.4"));
     }
 
     @Test
