@@ -1,5 +1,6 @@
 package dev.vgpu.deviceplugin;
 
+import dev.vgpu.core.PciAddress;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -20,6 +21,7 @@ import java.util.regex.Pattern;
 final class HostFiles {
 
     private static final Pattern GROUP = Pattern.compile("[0-9]{1,10}");
+    private static final Pattern VIRTFN = Pattern.compile("virtfn[0-9]{1,5}");
     private static final Pattern SAFE_NAME = Pattern.compile("[A-Za-z0-9:._-]{1,63}");
 
     private final Path root;
@@ -81,6 +83,19 @@ final class HostFiles {
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }
+    }
+
+    /** The VFs a PF links with {@code virtfnN}, sorted; empty for a function without VFs or when unreadable. */
+    List<PciAddress> virtualFunctions(PciAddress pf) {
+        List<PciAddress> out = new ArrayList<>();
+        for (String name : names(pciDevice(pf.toString()), false)) {
+            if (VIRTFN.matcher(name).matches()) {
+                linkName(pciDevice(pf.toString()).resolve(name)).filter(PciAddress::isValid).map(PciAddress::parse)
+                        .ifPresent(out::add);
+            }
+        }
+        out.sort(null);
+        return out;
     }
 
     /** The functions the kernel lists in an IOMMU group, sorted; empty when the group directory is unreadable. */

@@ -15,6 +15,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.SortedSet;
 import java.util.TreeMap;
@@ -55,6 +56,8 @@ public final class PluginManager implements AutoCloseable {
     private final Path devicePluginDir;
     private final AtomicReference<Snapshot> snapshot = new AtomicReference<>(Snapshot.empty());
     private final Map<PciAddress, String> gpuFaults = new ConcurrentHashMap<>();
+    /** Physical GPU with a fault → the functions marked for it (itself and its VFs); guarded by {@code lock}. */
+    private final Map<PciAddress, Set<PciAddress>> faultyFunctions = new TreeMap<>();
     private final Object lock = new Object();
     private final ScheduledThreadPoolExecutor scheduler;
     private final UnixDomainTransport kubeletClient;
@@ -151,15 +154,24 @@ public final class PluginManager implements AutoCloseable {
 
     /**
      * Marks unhealthy every device whose parent is {@code gpu} (its VFs and mdevs) and the device that is
-     * {@code gpu} itself, until {@link #markGpuHealthy}. Devices added later on that GPU start unhealthy too.
+     * {@code gpu} itself, and the devices on its SR-IOV VFs (an mdev whose parent is a VF of {@code gpu}), until
+     * {@link #markGpuHealthy}. Devices added later on that GPU start unhealthy too.
      * Meant for NVML XID events; may be called from any thread.
      */
     public void markGpuUnhealthy(PciAddress gpu, String reason) {
         Objects.requireNonNull(gpu, "gpu");
         synchronized (lock) {
-            gpuFaults.put(gpu, reason == null ? "" : reason);
-            List<ResourceName> affected = plugins.values().stream().filter(p -> p.gpuFault(gpu, true))
-                    .map(ResourcePlugin::name).toList();
+            // NVML names the physical GPU; on Ampere SR-IOV hosts an mdev's parent is one of its VFs.
+            Set<PciAddress> functions = new TreeSet<>(faultyFunctions.getOrDefault(gpu, Set.of()));
+            functions.add(gpu);
+            functions.addAll(env.files().virtualFunctions(gpu));
+            faultyFunctions.put(gpu, Set.copyOf(functions));
+            SortedSet<ResourceName> affected = new TreeSet<>();
+            for (PciAddress function : functions) {
+                gpuFaults.put(function, reason == null ? "" : reason);
+                plugins.values().stream().filter(p -> p.gpuFault(function, true)).map(ResourcePlugin::name)
+                        .forEach(affected::add);
+            }
             LOG.warn("GPU {} reported a fault ({}): its devices in {} are unhealthy", gpu, reason, affected);
         }
     }
@@ -168,8 +180,12 @@ public final class PluginManager implements AutoCloseable {
     public void markGpuHealthy(PciAddress gpu) {
         Objects.requireNonNull(gpu, "gpu");
         synchronized (lock) {
-            if (gpuFaults.remove(gpu) != null) {
-                plugins.values().forEach(p -> p.gpuFault(gpu, false));
+            Set<PciAddress> functions = faultyFunctions.remove(gpu);
+            if (functions != null) {
+                for (PciAddress function : functions) {
+                    gpuFaults.remove(function);
+                    plugins.values().forEach(p -> p.gpuFault(function, false));
+                }
                 LOG.info("GPU {} fault cleared", gpu);
             }
         }

@@ -12,6 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.deviceplugin.kubelet.DeviceState;
 import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
+import dev.vgpu.testing.SysfsTree;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -76,6 +77,24 @@ class HealthTest {
             h.manager.markGpuHealthy(PciAddress.parse("0000:1b:00.0"));
             h.await(k -> health(k, L40S_1Q.fullName()).equals(Map.of("0000:1b:00.4", true, "0000:1c:00.4", true)));
             assertThat(health(h.kubelet, H200.fullName())).containsEntry("0000:41:00.0", false);
+        }
+    }
+
+    @Test
+    void aGpuFaultReachesMdevsWhoseParentIsAVfOfThatGpu() {
+        // Ampere SR-IOV mdev hosts: the mdev's parent is a VF, while NVML (and so the XID hook) names the PF.
+        try (Harness h = Harness.start(tmp)) {
+            h.host.sriovCard("0000:08:00.0", 0x20b5).numa(0).virtualFunctions(2, 60).create();
+            String vf = SysfsTree.vfAddress("0000:08:00.0", 1);
+            h.host.mdev(UUID, vf, "nvidia-471", "GRID T4-1Q", 7);
+            h.apply(snapshot(mdev(UUID, vf, 7, 0)));
+            h.await(k -> health(k, T4_1Q.fullName()).equals(Map.of(UUID, true)));
+
+            h.manager.markGpuUnhealthy(PciAddress.parse("0000:08:00.0"), "XID 79");
+            h.await(k -> health(k, T4_1Q.fullName()).equals(Map.of(UUID, false)));
+
+            h.manager.markGpuHealthy(PciAddress.parse("0000:08:00.0"));
+            h.await(k -> health(k, T4_1Q.fullName()).equals(Map.of(UUID, true)));
         }
     }
 
