@@ -80,7 +80,7 @@ final class SysfsFiles {
 
     private static boolean isHex(String text, int from) {
         for (int i = from; i < text.length(); i++) {
-            if (Character.digit(text.charAt(i), 16) < 0) {
+            if (!isAsciiHex(text.charAt(i))) {
                 return false;
             }
         }
@@ -139,12 +139,18 @@ final class SysfsFiles {
             return false;
         }
         for (int i = 0; i < n - 2; i++) {
-            if (i != domain && i != domain + 3 && i != domain + 6 && Character.digit(text.charAt(i), 16) < 0) {
+            if (i != domain && i != domain + 3 && i != domain + 6 && !isAsciiHex(text.charAt(i))) {
                 return false;
             }
         }
         char function = text.charAt(n - 1);
-        return Character.digit(text.charAt(n - 4), 16) <= 1 && function >= '0' && function <= '7';
+        char slotHigh = text.charAt(n - 4);
+        return (slotHigh == '0' || slotHigh == '1') && function >= '0' && function <= '7';
+    }
+
+    /** Only ASCII hex digits: {@link Character#digit} would also accept fullwidth and other Unicode digits. */
+    private static boolean isAsciiHex(char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
     }
 
     /** True for a valid device id or group token: 1-63 printable ASCII characters without space, '/' or ','. */

@@ -61,7 +61,8 @@ abstract class HostileInputsContract extends SourceTestBase {
 
     // trap 2: vendor and device ids
     @ParameterizedTest(name = "vendor \"{0}\" is skipped")
-    @ValueSource(strings = {"", "\n", "0", "0x", "0x1", "10de\n", "0x10de0\n", "0xzzzz\n", "0x10de 0x10de\n", "\u0000\u0001"})
+    @ValueSource(strings = {"", "\n", "0", "0x", "0x1", "10de\n", "0x10de0\n", "0xzzzz\n", "0x10de 0x10de\n", "\u0000\u0001",
+        "0x\uff11\uff10de\n"})
     void garbageVendorIsASkipNamingTheFile(String content) {
         oneGpu();
         oneConfiguredVf();

@@ -13,7 +13,8 @@ class SysfsFilesTest {
     @ParameterizedTest(name = "\"{0}\"")
     @ValueSource(strings = {"0000:41:00.0", "0000:1b:1f.7", "0000:1B:00.4", "10000:00:00.0", "ffffffff:ff:1f.7",
         "0000:41:20.0", "0000:41:00.8", "000:41:00.0", "000000000:41:00.0", "0000-41:00.0", "0000:41:00:0",
-        "0000:4g:00.0", "0000:41:0.0", "", "x", "0000:41:00.", "gpu0", "0000:41:00.0 ", "aa618089-8b16-4d01"})
+        "0000:4g:00.0", "0000:41:0.0", "", "x", "0000:41:00.", "gpu0", "0000:41:00.0 ", "aa618089-8b16-4d01",
+        "\uff10000:41:00.0", "0000:4\u0661:00.0", "0000:41:\uff11f.0"})
     void pciAddressCheckAgreesWithThePciAddressParser(String text) {
         assertThat(SysfsFiles.isPciAddress(text)).isEqualTo(PciAddress.isValid(text));
     }
