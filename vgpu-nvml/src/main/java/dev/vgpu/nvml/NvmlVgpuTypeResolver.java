@@ -54,10 +54,10 @@ final class NvmlVgpuTypeResolver implements VgpuTypeResolver {
             return VgpuTypeNames.of(names);
         } catch (NvmlException e) {
             LOG.debug("NVML cannot name the vGPU types of physical GPU {}: {}", physicalFunction, e.getMessage());
-            return VgpuTypeNames.unavailable(e.getMessage());
+            return VgpuTypeNames.failed(e.getMessage());
         } catch (RuntimeException | LinkageError e) {
             LOG.warn("NVML failed unexpectedly for physical GPU {}", physicalFunction, e);
-            return VgpuTypeNames.unavailable("NVML_ERROR_UNKNOWN: " + e);
+            return VgpuTypeNames.failed("NVML_ERROR_UNKNOWN: " + e);
         }
     }
 }

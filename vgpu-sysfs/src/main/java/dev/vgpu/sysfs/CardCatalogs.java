@@ -73,10 +73,10 @@ final class CardCatalogs {
     private VgpuTypeNames ask(PciAddress card) {
         try {
             VgpuTypeNames answer = resolver.supportedTypes(card);
-            return answer != null ? answer : VgpuTypeNames.unavailable("the resolver returned nothing");
+            return answer != null ? answer : VgpuTypeNames.failed("the resolver returned nothing");
         } catch (RuntimeException e) {
             LOG.warn("vGPU type resolver failed for card {}: {}", card, e.toString());
-            return VgpuTypeNames.unavailable("the resolver failed: " + e);
+            return VgpuTypeNames.failed("the resolver failed: " + e);
         }
     }
 

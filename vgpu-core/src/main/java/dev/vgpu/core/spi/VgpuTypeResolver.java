@@ -16,7 +16,8 @@ public interface VgpuTypeResolver {
      * The supported types of one physical GPU.
      *
      * @param physicalFunction the PF's sysfs address
-     * @return the names, or {@link VgpuTypeNames#unavailable(String)} with the reason; never throws
+     * @return the names; {@link VgpuTypeNames#unavailable(String)} when the resolver is not in use, or
+     *         {@link VgpuTypeNames#failed(String)} when it is but could not answer this time; never throws
      */
     VgpuTypeNames supportedTypes(PciAddress physicalFunction);
 
@@ -28,17 +29,17 @@ public interface VgpuTypeResolver {
     /**
      * A view that asks the delegate at most once per physical function; make a fresh one per scan, since
      * answers may change between scans. A delegate that throws or answers null yields
-     * {@link VgpuTypeNames#unavailable(String)} instead. Safe for concurrent use.
+     * {@link VgpuTypeNames#failed(String)} instead. Safe for concurrent use.
      */
     static VgpuTypeResolver memoizing(VgpuTypeResolver delegate) {
         Map<PciAddress, VgpuTypeNames> answers = new ConcurrentHashMap<>();
         return pf -> answers.computeIfAbsent(pf, key -> {
             try {
                 VgpuTypeNames names = delegate.supportedTypes(key);
-                return names != null ? names : VgpuTypeNames.unavailable("vGPU type resolver gave no answer");
+                return names != null ? names : VgpuTypeNames.failed("vGPU type resolver gave no answer");
             } catch (RuntimeException e) {
                 // the contract says "never throws"; a broken resolver still must not abort a scan
-                return VgpuTypeNames.unavailable("vGPU type resolver failed: " + e);
+                return VgpuTypeNames.failed("vGPU type resolver failed: " + e);
             }
         });
     }
