@@ -18,10 +18,15 @@ import java.util.OptionalInt;
  * @param iommuGroup the IOMMU group number as the kernel names it, when known
  * @param numaNode   the NUMA node, only when the kernel reports a non-negative one
  * @param vfioCdev   the VFIO device cdev name (e.g. {@code vfio3}) from {@code <bdf>/vfio-dev/}, when present
+ * @param identity   what the source saw that makes the device <em>this</em> device, in the source's own words
+ *                   (the built-in sources record a VF's vGPU type id, an mdev's type, a passthrough GPU's
+ *                   vendor:device id); the source re-checks it with
+ *                   {@link dev.vgpu.core.spi.DeviceSource#recheck} before the device is handed out. Empty when
+ *                   the source records none. Part of equality, so a changed identity is an update.
  */
 public record Device(String id, ResourceName resource, String source, Attachment attachment,
                      Optional<PciAddress> parent, Optional<String> iommuGroup, OptionalInt numaNode,
-                     Optional<String> vfioCdev) {
+                     Optional<String> vfioCdev, Optional<String> identity) {
 
     /** Validates every field. */
     public Device {
@@ -33,6 +38,8 @@ public record Device(String id, ResourceName resource, String source, Attachment
         Objects.requireNonNull(iommuGroup, "iommuGroup");
         Objects.requireNonNull(numaNode, "numaNode");
         Objects.requireNonNull(vfioCdev, "vfioCdev");
+        Objects.requireNonNull(identity, "identity");
+        identity.ifPresent(i -> requireToken(i, "identity"));
         iommuGroup.ifPresent(g -> requireToken(g, "IOMMU group"));
         vfioCdev.ifPresent(c -> requireToken(c, "VFIO cdev"));
         if (numaNode.isPresent() && numaNode.getAsInt() < 0) {
@@ -53,7 +60,7 @@ public record Device(String id, ResourceName resource, String source, Attachment
 
     /** A copy advertised under another resource. */
     public Device withResource(ResourceName other) {
-        return new Device(id, other, source, attachment, parent, iommuGroup, numaNode, vfioCdev);
+        return new Device(id, other, source, attachment, parent, iommuGroup, numaNode, vfioCdev, identity);
     }
 
     private static void requireToken(String value, String what) {
@@ -80,6 +87,7 @@ public record Device(String id, ResourceName resource, String source, Attachment
         private Optional<String> iommuGroup = Optional.empty();
         private OptionalInt numaNode = OptionalInt.empty();
         private Optional<String> vfioCdev = Optional.empty();
+        private Optional<String> identity = Optional.empty();
 
         private Builder(String id, ResourceName resource, String source, Attachment attachment) {
             this.id = id;
@@ -118,9 +126,18 @@ public record Device(String id, ResourceName resource, String source, Attachment
             return this;
         }
 
+        /**
+         * What makes the device this device, as its source will re-check it (1-63 printable ASCII characters
+         * without whitespace, {@code /} or {@code ,}), e.g. {@code vgpu-type:1152}.
+         */
+        public Builder identity(String value) {
+            identity = Optional.ofNullable(value);
+            return this;
+        }
+
         /** Builds and validates the device. */
         public Device build() {
-            return new Device(id, resource, source, attachment, parent, iommuGroup, numaNode, vfioCdev);
+            return new Device(id, resource, source, attachment, parent, iommuGroup, numaNode, vfioCdev, identity);
         }
     }
 }

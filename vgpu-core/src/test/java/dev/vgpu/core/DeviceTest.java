@@ -33,13 +33,28 @@ class DeviceTest {
     }
 
     @Test
+    void theIdentityIsKeptValidatedAndPartOfEquality() {
+        Device a = pci("0000:1b:00.4", "X", "vendor-vfio").identity("vgpu-type:1152").build();
+        Device b = pci("0000:1b:00.4", "X", "vendor-vfio").identity("vgpu-type:1155").build();
+
+        assertThat(a.identity()).contains("vgpu-type:1152");
+        assertThat(a.withResource(name("OTHER")).identity()).contains("vgpu-type:1152");
+        assertThat(a).isNotEqualTo(b);
+        assertThat(pci("0000:1b:00.4", "X", "vendor-vfio").build().identity()).isEmpty();
+        assertThatThrownBy(() -> pci("0000:1b:00.4", "X", "vendor-vfio").identity("type 1152").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("identity");
+        assertThatThrownBy(() -> pci("0000:1b:00.4", "X", "vendor-vfio").identity("").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("identity");
+    }
+
+    @Test
     void theKernelsMinusOneMeansNoNumaNode() {
         Device device = pci("0000:1b:00.4", "X", "passthrough").numaNode(-1).build();
 
         assertThat(device.numaNode()).isEmpty();
         assertThat(pci("0000:1b:00.4", "X", "passthrough").numaNode(OptionalInt.empty()).build().numaNode()).isEmpty();
         assertThatThrownBy(() -> new Device("0000:1b:00.4", name("X"), "passthrough", Attachment.VFIO_PCI,
-                Optional.empty(), Optional.empty(), OptionalInt.of(-1), Optional.empty()))
+                Optional.empty(), Optional.empty(), OptionalInt.of(-1), Optional.empty(), Optional.empty()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("NUMA");
     }
 

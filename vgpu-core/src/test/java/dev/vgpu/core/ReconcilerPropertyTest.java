@@ -181,7 +181,7 @@ class ReconcilerPropertyTest {
                 case 2:
                     after.add(new Device(d.id(), d.resource(), d.source(), d.attachment(), d.parent(),
                             d.iommuGroup(), d.numaNode().isPresent() ? java.util.OptionalInt.empty()
-                            : java.util.OptionalInt.of(1), d.vfioCdev()));
+                            : java.util.OptionalInt.of(1), d.vfioCdev(), d.identity()));
                     break;
                 default:
                     after.add(d);
@@ -207,7 +207,8 @@ class ReconcilerPropertyTest {
         for (Resource resource : snapshot.resources().values()) {
             for (Device d : resource.devices()) {
                 copies.add(new Device(new String(d.id()), new ResourceName(new String(d.resource().name())),
-                        d.source(), d.attachment(), d.parent(), d.iommuGroup(), d.numaNode(), d.vfioCdev()));
+                        d.source(), d.attachment(), d.parent(), d.iommuGroup(), d.numaNode(), d.vfioCdev(),
+                        d.identity().map(String::new)));
             }
         }
         return snapshot(copies);

@@ -37,6 +37,17 @@ class ReconcilerTest {
     }
 
     @Test
+    void aDeviceWhoseIdentityChangedInPlaceIsAnUpdate() {
+        Device before = pci("0000:1b:00.4", "NVIDIA_L40S-1Q", "vendor-vfio").identity("vgpu-type:1152").build();
+        Device after = pci("0000:1b:00.4", "NVIDIA_L40S-1Q", "vendor-vfio").identity("vgpu-type:1160").build();
+
+        Plan plan = Reconciler.plan(snapshot(before), snapshot(after));
+
+        assertThat(plan.changes()).singleElement().isInstanceOfSatisfying(Plan.Update.class,
+                u -> assertThat(u.next().devices()).containsExactly(after));
+    }
+
+    @Test
     void equalSnapshotsNeedNothing() {
         assertThat(Reconciler.plan(base(), base()).isEmpty()).isTrue();
         Snapshot same = base();

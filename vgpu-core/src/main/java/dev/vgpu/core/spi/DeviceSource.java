@@ -1,5 +1,6 @@
 package dev.vgpu.core.spi;
 
+import dev.vgpu.core.Device;
 import java.io.IOException;
 
 /**
@@ -43,4 +44,22 @@ public interface DeviceSource {
      * @throws IOException only when the host cannot be read at all (for example the root is missing)
      */
     Discovery discover(Host host) throws IOException;
+
+    /**
+     * Is a device this source advertised still what it was? Called before the device is handed to a VM
+     * (Allocate) and by the periodic health check, which marks a changed device unhealthy until it is back to
+     * what was advertised. A source compares what it recorded in {@link Device#identity()} with what the host
+     * shows now (the built-in sources re-read a VF's vGPU type, an mdev's type, a GPU's vendor and device id).
+     *
+     * <p>Must be cheap (a few small reads), must not block, and should not throw: a throw is treated as a
+     * change ("cannot be checked"). The default trusts the snapshot and answers {@link DeviceCheck#same()}, so a
+     * source without an identity to re-check loses nothing; the IOMMU group is re-checked by the device plugin
+     * for every source.
+     *
+     * @param host   the host the device was found on (no scan scope: every call reads anew)
+     * @param device a device this source returned from {@link #discover}
+     */
+    default DeviceCheck recheck(Host host, Device device) {
+        return DeviceCheck.same();
+    }
 }
