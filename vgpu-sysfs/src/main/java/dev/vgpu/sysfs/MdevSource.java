@@ -4,6 +4,7 @@ import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.ResourceName;
+import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
@@ -37,6 +38,7 @@ public final class MdevSource implements DeviceSource {
 
     private static final Logger LOG = LoggerFactory.getLogger(MdevSource.class);
     private static final String MDEV_DEVICES = "sys/bus/mdev/devices";
+    private static final IdentityCheck IDENTITY = new IdentityCheck("mdev-type", "mdev type");
 
     /** Creates the source; {@link java.util.ServiceLoader} does this. */
     public MdevSource() {
@@ -67,6 +69,20 @@ public final class MdevSource implements DeviceSource {
             inspect(host, PciBus.name(mdev), mdev, scan, parentNuma);
         }
         return scan.done();
+    }
+
+    /**
+     * Re-reads the mdev's {@code mdev_type} link and compares the type with the one it was discovered with
+     * (recorded as identity {@code mdev-type:nvidia-558}); an mdev removed, or re-created with another type under
+     * the same UUID, has changed.
+     */
+    @Override
+    public DeviceCheck recheck(Host host, Device device) {
+        if (!SysfsFiles.isToken(device.id()) || device.id().startsWith(".")) {
+            return DeviceCheck.same();
+        }
+        Path dir = host.path(MDEV_DEVICES).resolve(device.id());
+        return IDENTITY.check(device, dir, () -> SysfsFiles.linkName(dir.resolve("mdev_type")), null, null);
     }
 
     private static void inspect(Host host, String uuid, Path mdev, Scan scan, Map<String, OptionalInt> parentNuma) {
@@ -103,7 +119,8 @@ public final class MdevSource implements DeviceSource {
         OptionalInt numa = parentNuma.computeIfAbsent(parent,
                 p -> SysfsFiles.numaNode(host.path(PciBus.PCI_DEVICES).resolve(p)));
         scan.add(Device.builder(uuid, name.get(), NAME, Attachment.MEDIATED).parent(PciAddress.parse(parent))
-                .iommuGroup(group).numaNode(numa).build());
+                .iommuGroup(group).numaNode(numa).identity(IDENTITY.identity(typeId)).build(),
+                CardCatalogs.collapseWhitespace(typeName));
     }
 
     /** The parent BDF: the second-to-last component of the link text, as the kernel lays mdevs out. */

@@ -4,6 +4,7 @@ import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.ResourceName;
+import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
@@ -37,6 +38,7 @@ public final class PassthroughSource implements DeviceSource {
 
     private static final Logger LOG = LoggerFactory.getLogger(PassthroughSource.class);
     private static final Set<String> VFIO_DRIVERS = Set.of("vfio-pci", "nvgrace_gpu_vfio_pci");
+    private static final IdentityCheck IDENTITY = new IdentityCheck("pci", "PCI device");
 
     /** Creates the source; {@link java.util.ServiceLoader} does this. */
     public PassthroughSource() {
@@ -66,6 +68,20 @@ public final class PassthroughSource implements DeviceSource {
             inspect(host, entry, scan);
         }
         return scan.done();
+    }
+
+    /**
+     * Re-reads the function's {@code vendor} and {@code device} ids and compares them with the ones it was
+     * discovered with (recorded as identity {@code pci:10de:2330}).
+     */
+    @Override
+    public DeviceCheck recheck(Host host, Device device) {
+        if (!SysfsFiles.isPciAddress(device.id())) {
+            return DeviceCheck.same();
+        }
+        Path dir = host.path(PciBus.PCI_DEVICES).resolve(device.id());
+        return IDENTITY.check(device, dir, () -> SysfsFiles.hexId(dir.resolve("vendor")) + ":"
+                + SysfsFiles.hexId(dir.resolve("device")), null, null);
     }
 
     private static void inspect(Host host, Path dir, Scan scan) {
@@ -109,13 +125,15 @@ public final class PassthroughSource implements DeviceSource {
         }
         OptionalInt numa = SysfsFiles.numaNode(dir);
         Optional<String> cdev = SysfsFiles.vfioCdev(dir);
-        Optional<ResourceName> name = ResourceName.forPciDeviceName(
-                host.pciIds().deviceName(PciBus.NVIDIA_VENDOR, device).orElse(null), device);
+        Optional<String> pciName = host.pciIds().deviceName(PciBus.NVIDIA_VENDOR, device);
+        Optional<ResourceName> name = ResourceName.forPciDeviceName(pciName.orElse(null), device);
         if (name.isEmpty()) {
             scan.skip(bdf, what + ": device id " + device + " gives no valid resource name");
             return;
         }
         scan.add(Device.builder(bdf, name.get(), NAME, Attachment.VFIO_PCI)
-                .iommuGroup(group).numaNode(numa).vfioCdev(cdev.orElse(null)).build());
+                .iommuGroup(group).numaNode(numa).vfioCdev(cdev.orElse(null))
+                .identity(IDENTITY.identity(vendor + ":" + device)).build(),
+                pciName.map(CardCatalogs::collapseWhitespace).orElse(device));
     }
 }

@@ -4,6 +4,7 @@ import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.ResourceName;
+import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
@@ -13,10 +14,12 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,6 +34,9 @@ import org.slf4j.LoggerFactory;
  * <li>the catalog of its own card: every {@code nvidia/creatable_vgpu_types} of the PF and of the VFs with the
  *     same {@code physfn} (an id named twice differently there is ambiguous and skipped);</li>
  * <li>the {@link Host#vgpuTypes() vGPU type resolver} of that PF (NVML), asked at most once per PF and scan;</li>
+ * <li>the name this source learned for that type on that same card earlier in the process's life (from its
+ *     catalogs or the resolver), so a card that fills up, or an NVML that fails for a scan, does not withdraw
+ *     devices that are still there; logged once at INFO when used;</li>
  * <li>otherwise the VF is skipped with a reason naming it, the type id and why.</li>
  * </ol>
  * Another card's catalog is never consulted: type ids are card-local. VFs are grouped by profile name
@@ -39,7 +45,12 @@ import org.slf4j.LoggerFactory;
  * <pre>{@code
  * Discovery found = new VendorVfioSource().discover(Host.of(Path.of("/")).withVgpuTypes(nvmlResolver));
  * }</pre>
- * Stateless and thread-safe; each scan keeps its own state.
+ * Each VF records its type id as its identity ({@code vgpu-type:1152}); {@link #recheck} compares it with
+ * {@code current_vgpu_type} now, so a VF reconfigured to another profile (or to none) is never handed out under
+ * the old one.
+ *
+ * <p>Thread-safe; each scan keeps its own state, and the learned names ({@link TypeNameMemory}) are the only state
+ * kept across scans, per host root and card: a card's names are forgotten when a scan no longer sees the card.
  */
 public final class VendorVfioSource implements DeviceSource {
 
@@ -49,6 +60,9 @@ public final class VendorVfioSource implements DeviceSource {
     private static final Logger LOG = LoggerFactory.getLogger(VendorVfioSource.class);
     private static final String CATALOG = "nvidia/creatable_vgpu_types";
     private static final String CURRENT_TYPE = "nvidia/current_vgpu_type";
+    private static final IdentityCheck IDENTITY = new IdentityCheck("vgpu-type", "vGPU type");
+
+    private final TypeNameMemory memory = new TypeNameMemory();
 
     /** Creates the source; {@link java.util.ServiceLoader} does this. */
     public VendorVfioSource() {
@@ -73,14 +87,34 @@ public final class VendorVfioSource implements DeviceSource {
      */
     @Override
     public Discovery discover(Host host) throws IOException {
-        ScanState state = new ScanState(host, new Scan(NAME, LOG), new CardCatalogs(host.vgpuTypes()));
+        ScanState state = new ScanState(host, new Scan(NAME, LOG),
+                new CardCatalogs(host.vgpuTypes(), memory, host.root()));
         for (Path entry : PciBus.list(host, PciBus.PCI_DEVICES)) {
             inspect(entry, state);
         }
         for (ConfiguredVf vf : state.configured) {
             publish(vf, state);
         }
+        // After naming: a catalog's name replaces a resolver's name in memory, never the other way.
+        state.catalogs.remember(state.cards);
         return state.scan.done();
+    }
+
+    /**
+     * Re-reads the VF's {@code nvidia/current_vgpu_type} and compares it with the type it was discovered with
+     * (recorded as identity {@code vgpu-type:1152}); {@code 0} or an empty file means its vGPU was destroyed.
+     */
+    @Override
+    public DeviceCheck recheck(Host host, Device device) {
+        if (!SysfsFiles.isPciAddress(device.id())) {
+            return DeviceCheck.same();
+        }
+        Path dir = host.path(PciBus.PCI_DEVICES).resolve(device.id());
+        return IDENTITY.check(device, dir, () -> {
+            String text = SysfsFiles.read(dir.resolve(CURRENT_TYPE)).strip();
+            boolean number = !text.isEmpty() && text.length() <= 18 && text.chars().allMatch(c -> c >= '0' && c <= '9');
+            return text.isEmpty() ? "0" : number ? Long.toString(Long.parseLong(text)) : text;
+        }, "0", "without a vGPU type (" + CURRENT_TYPE + " is 0)");
     }
 
     /** What one scan collects; confined to the scanning thread. */
@@ -95,6 +129,8 @@ public final class VendorVfioSource implements DeviceSource {
         final Map<String, PciAddress> physicalFunctions = new HashMap<>();
         /** Profile name → resource name, sanitized once per profile. */
         final Map<String, Optional<ResourceName>> resourceNames = new HashMap<>();
+        /** Every card (PF) seen: a PF itself, or the physfn of a VF. */
+        final Set<PciAddress> cards = new HashSet<>();
 
         ScanState(Host host, Scan scan, CardCatalogs catalogs) {
             this.host = host;
@@ -151,6 +187,7 @@ public final class VendorVfioSource implements DeviceSource {
             physfn = SysfsFiles.linkName(dir.resolve("physfn"));
         } catch (NoSuchFileException e) {
             if (Files.exists(dir.resolve("sriov_totalvfs"))) {
+                state.cards.add(PciAddress.parse(bdf));
                 mergeCatalog(PciAddress.parse(bdf), bdf, dir, state);
                 state.scan.ignore(bdf, "a physical function is never advertised");
             } else if (Files.exists(dir.resolve(CURRENT_TYPE))) {
@@ -171,6 +208,7 @@ public final class VendorVfioSource implements DeviceSource {
             }
             pf = PciAddress.parse(physfn);
             state.physicalFunctions.put(physfn, pf);
+            state.cards.add(pf);
         }
         return Optional.of(pf);
     }
@@ -245,6 +283,7 @@ public final class VendorVfioSource implements DeviceSource {
             return;
         }
         state.scan.add(Device.builder(vf.bdf(), name.get(), NAME, Attachment.VFIO_PCI).parent(vf.pf())
-                .iommuGroup(vf.group()).numaNode(vf.numa()).vfioCdev(vf.cdev().orElse(null)).build());
+                .iommuGroup(vf.group()).numaNode(vf.numa()).vfioCdev(vf.cdev().orElse(null))
+                .identity(IDENTITY.identity(Long.toString(vf.typeId()))).build(), resolution.name());
     }
 }
