@@ -14,7 +14,8 @@ import java.util.function.Predicate;
 /**
  * What one plugin advertises: its devices in id order and each device's health. Immutable.
  *
- * <p>A device is healthy when its VFIO group node is present and its GPU has no fault reported (XID).
+ * <p>A device is healthy when its VFIO group node is present, its GPU has no fault reported (XID) and its source
+ * says it is still what was advertised (a VF still has its vGPU type, an mdev its type).
  *
  * @param devices devices sorted by id
  * @param health  health per device id, one entry per device
@@ -42,25 +43,44 @@ record AdvertisedDevices(List<Device> devices, Map<String, DeviceHealth> health)
 
     /**
      * The next device list: devices that stay keep their health, new devices start with their group node as
-     * found now and the GPU fault as known now.
+     * found now and the GPU fault as known now. A device that comes back with another identity (a fresh scan saw
+     * it changed) is what the new list says it is, so an identity change noted earlier no longer applies to it.
      */
     AdvertisedDevices replace(List<Device> next, Predicate<String> groupNodePresent, Predicate<Device> gpuFaulty) {
+        Map<String, Device> before = new TreeMap<>();
+        devices.forEach(d -> before.put(d.id(), d));
         Map<String, DeviceHealth> out = new TreeMap<>();
         for (Device device : next) {
             DeviceHealth kept = health.get(device.id());
-            out.put(device.id(), kept != null ? kept
-                    : new DeviceHealth(device.iommuGroup().map(groupNodePresent::test).orElse(true),
-                            gpuFaulty.test(device)));
+            if (kept == null) {
+                out.put(device.id(), new DeviceHealth(device.iommuGroup().map(groupNodePresent::test).orElse(true),
+                        gpuFaulty.test(device), ""));
+            } else {
+                boolean sameIdentity = before.get(device.id()).identity().equals(device.identity());
+                out.put(device.id(), sameIdentity ? kept : kept.withIdentityChange(""));
+            }
         }
         return new AdvertisedDevices(next, out);
     }
 
-    /** The same devices with their group-node presence re-read. */
-    AdvertisedDevices withGroupNodes(Predicate<String> groupNodePresent) {
+    /**
+     * The same devices with the results of a health check: group-node presence per group and identity changes
+     * per device id ({@code ""} for unchanged). Devices the check did not cover (added since it started) keep
+     * their health.
+     */
+    AdvertisedDevices withChecks(Map<String, Boolean> groupNodes, Map<String, String> identityChanges) {
         Map<String, DeviceHealth> out = new TreeMap<>();
         for (Device device : devices) {
-            boolean present = device.iommuGroup().map(groupNodePresent::test).orElse(true);
-            out.put(device.id(), health.get(device.id()).withGroupNodePresent(present));
+            DeviceHealth h = health.get(device.id());
+            Boolean present = device.iommuGroup().map(groupNodes::get).orElse(Boolean.TRUE);
+            if (present != null) {
+                h = h.withGroupNodePresent(present);
+            }
+            String change = identityChanges.get(device.id());
+            if (change != null) {
+                h = h.withIdentityChange(change);
+            }
+            out.put(device.id(), h);
         }
         return new AdvertisedDevices(devices, out);
     }
@@ -119,18 +139,23 @@ record AdvertisedDevices(List<Device> devices, Map<String, DeviceHealth> health)
      *
      * @param groupNodePresent whether {@code /dev/vfio/<group>} exists under the host root
      * @param gpuFault         whether its GPU reported a fault (XID)
+     * @param identityChange   what changed since it was advertised, as its source says; empty when nothing did
      */
-    record DeviceHealth(boolean groupNodePresent, boolean gpuFault) {
+    record DeviceHealth(boolean groupNodePresent, boolean gpuFault, String identityChange) {
         boolean healthy() {
-            return groupNodePresent && !gpuFault;
+            return groupNodePresent && !gpuFault && identityChange.isEmpty();
         }
 
         DeviceHealth withGroupNodePresent(boolean present) {
-            return new DeviceHealth(present, gpuFault);
+            return new DeviceHealth(present, gpuFault, identityChange);
         }
 
         DeviceHealth withGpuFault(boolean faulty) {
-            return new DeviceHealth(groupNodePresent, faulty);
+            return new DeviceHealth(groupNodePresent, faulty, identityChange);
+        }
+
+        DeviceHealth withIdentityChange(String change) {
+            return new DeviceHealth(groupNodePresent, gpuFault, change);
         }
     }
 }

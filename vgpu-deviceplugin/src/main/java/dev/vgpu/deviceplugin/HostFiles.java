@@ -56,35 +56,6 @@ final class HostFiles {
                 : Optional.empty();
     }
 
-    /** The PCI vendor of a function as sysfs prints it, trimmed (e.g. {@code 0x10de}); empty when unreadable. */
-    Optional<String> pciVendor(String bdf) {
-        if (!safe(bdf)) {
-            return Optional.empty();
-        }
-        try {
-            return Optional.of(Files.readString(pciDevice(bdf).resolve("vendor"), StandardCharsets.US_ASCII).strip());
-        } catch (IOException | RuntimeException e) {
-            return Optional.empty();
-        }
-    }
-
-    /**
-     * A VF's {@code nvidia/current_vgpu_type}, trimmed, with an empty text read as {@code 0} (no vGPU); empty when
-     * the file is absent or unreadable.
-     */
-    Optional<String> currentVgpuType(String bdf) {
-        if (!safe(bdf)) {
-            return Optional.empty();
-        }
-        try {
-            String text = Files.readString(pciDevice(bdf).resolve("nvidia/current_vgpu_type"),
-                    StandardCharsets.US_ASCII).strip();
-            return Optional.of(text.isEmpty() ? "0" : text);
-        } catch (IOException | RuntimeException e) {
-            return Optional.empty();
-        }
-    }
-
     /** The VFs a PF links with {@code virtfnN}, sorted; empty for a function without VFs or when unreadable. */
     List<PciAddress> virtualFunctions(PciAddress pf) {
         List<PciAddress> out = new ArrayList<>();

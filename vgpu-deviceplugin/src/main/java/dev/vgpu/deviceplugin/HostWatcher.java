@@ -82,8 +82,8 @@ final class HostWatcher implements AutoCloseable {
             key.reset();
             try {
                 onChange.run();
-            } catch (RuntimeException e) {
-                LOG.warn("Change handler failed: {}", e.toString());
+            } catch (Throwable e) {
+                Guarded.report("directory watch", e);
             }
         }
     }

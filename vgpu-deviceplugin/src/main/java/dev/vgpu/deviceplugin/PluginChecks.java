@@ -10,8 +10,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Runs {@link ResourcePlugin#check()} on every plugin: periodically, and at once when a watched directory (the
@@ -19,8 +17,6 @@ import org.slf4j.LoggerFactory;
  * time ({@code checkLock}); a burst of watch events queues at most one extra check ({@code queued}).
  */
 final class PluginChecks implements AutoCloseable {
-
-    private static final Logger LOG = LoggerFactory.getLogger(PluginChecks.class);
 
     private final Supplier<Collection<ResourcePlugin>> plugins;
     private final ScheduledExecutorService scheduler;
@@ -38,17 +34,18 @@ final class PluginChecks implements AutoCloseable {
         this.plugins = plugins;
         this.scheduler = scheduler;
         this.watcher = new HostWatcher(watched, this::request).start();
-        scheduler.scheduleWithFixedDelay(this::checkAll, pollNanos, pollNanos, TimeUnit.NANOSECONDS);
+        scheduler.scheduleWithFixedDelay(Guarded.task("device-plugin check", this::checkAll), pollNanos, pollNanos,
+                TimeUnit.NANOSECONDS);
     }
 
     /** Queues one check soon, unless one is queued already. Never blocks. */
     void request() {
         if (queued.compareAndSet(false, true)) {
             try {
-                scheduler.execute(() -> {
+                scheduler.execute(Guarded.task("device-plugin check", () -> {
                     queued.set(false);
                     checkAll();
-                });
+                }));
             } catch (RejectedExecutionException e) {
                 queued.set(false);
             }
@@ -62,8 +59,6 @@ final class PluginChecks implements AutoCloseable {
             for (ResourcePlugin plugin : plugins.get()) {
                 plugin.check();
             }
-        } catch (RuntimeException e) {
-            LOG.warn("Check of the device plugins failed: {}", e.toString(), e);
         } finally {
             checkLock.unlock();
         }

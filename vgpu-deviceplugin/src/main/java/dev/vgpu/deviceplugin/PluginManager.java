@@ -6,6 +6,8 @@ import dev.vgpu.core.Plan;
 import dev.vgpu.core.Resource;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.spi.DeviceSource;
+import dev.vgpu.core.spi.Host;
 import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -32,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * Serves every resource of the current {@link Snapshot} to the kubelet: one device-plugin server per resource on
  * {@code <device-plugin-dir>/kubevirt-<name>.sock}, registered with {@code kubelet.sock}.
  * <pre>{@code
- * try (PluginManager plugins = PluginManager.builder().hostRoot(Path.of("/")).build()) {
+ * try (PluginManager plugins = PluginManager.builder().hostRoot(Path.of("/")).sources(sources).build()) {
  *     Snapshot before = Snapshot.empty();
  *     Snapshot next = discovery.scan();
  *     plugins.apply(next, Reconciler.plan(before, next));   // Add starts, Update swaps, Remove retires
@@ -78,7 +80,8 @@ public final class PluginManager implements AutoCloseable {
         this.scheduler.setRemoveOnCancelPolicy(true);
         this.kubeletClient = UnixDomainTransport.create("vgpu-dp-kubelet-client", 1, 1);
         this.env = new PluginEnvironment(new HostFiles(b.hostRoot), b.devicePluginDir, snapshot::get, scheduler,
-                kubeletClient, b.backoffInitial, b.backoffMax, this::gpuFaulty);
+                kubeletClient, b.backoffInitial, b.backoffMax, this::gpuFaulty,
+                new Rechecks(Host.of(b.hostRoot), b.sources));
         try {
             this.checks = new PluginChecks(() -> plugins.values(), scheduler,
                     List.of(b.devicePluginDir, b.hostRoot.resolve("dev/vfio")), b.healthPollInterval.toNanos());
@@ -244,8 +247,19 @@ public final class PluginManager implements AutoCloseable {
         private Duration healthPollInterval = Duration.ofSeconds(5);
         private Duration backoffInitial = Duration.ofSeconds(1);
         private Duration backoffMax = Duration.ofSeconds(30);
+        private List<DeviceSource> sources = List.of();
 
         private Builder() {
+        }
+
+        /**
+         * The sources whose devices this manager serves: Allocate and the periodic health check ask each device's
+         * source whether it is still what was advertised ({@link DeviceSource#recheck}). Devices of sources not
+         * given here are trusted as the snapshot says.
+         */
+        public Builder sources(List<? extends DeviceSource> value) {
+            sources = List.copyOf(value);
+            return this;
         }
 
         /** The directory that stands for the host's {@code /} when reading sysfs and devfs. */

@@ -93,8 +93,8 @@ final class Registrar {
             pending.cancel(false);
         }
         try {
-            pending = env.scheduler().schedule(() -> attempt(forRound, nextDelay), delay.toNanos(),
-                    TimeUnit.NANOSECONDS);
+            pending = env.scheduler().schedule(Guarded.task("registration of " + name,
+                    () -> attempt(forRound, nextDelay)), delay.toNanos(), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             pending = null; // the manager is closing
         }
@@ -161,6 +161,9 @@ final class Registrar {
                     + (e.getStatus().getDescription() == null ? "" : " (" + e.getStatus().getDescription() + ")");
         } catch (RuntimeException e) {
             return "cannot reach the kubelet (" + e + ")";
+        } catch (LinkageError e) {
+            // A missing class (a module left off the module path, for example) must not end the retries silently.
+            return "registration failed inside this process (" + e + ")";
         } finally {
             if (channel != null) {
                 channel.shutdownNow();

@@ -1,8 +1,10 @@
 package dev.vgpu.deviceplugin;
 
+import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.Resource;
 import dev.vgpu.core.ResourceName;
+import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
 import dev.vgpu.deviceplugin.v1beta1.DevicePluginOptions;
 import dev.vgpu.deviceplugin.v1beta1.ListAndWatchResponse;
@@ -11,7 +13,9 @@ import io.grpc.stub.ServerCallStreamObserver;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -164,10 +168,22 @@ final class ResourcePlugin {
         }
     }
 
-    /** Re-reads the group nodes and publishes when a device's health flipped. */
+    /**
+     * Re-reads the group nodes and asks each device's source whether it is still what was advertised, then
+     * publishes when a device's health flipped. The reads happen before {@code stateLock} is taken, so streams
+     * and GPU-fault marks never wait for sysfs.
+     */
     void checkHealth() {
+        AdvertisedDevices current = advertised();
+        Map<String, Boolean> groupNodes = new HashMap<>();
+        Map<String, String> identityChanges = new HashMap<>();
+        for (Device device : current.devices()) {
+            device.iommuGroup().ifPresent(g -> groupNodes.computeIfAbsent(g, env.files()::groupNodePresent));
+            DeviceCheck check = env.rechecks().recheck(device);
+            identityChanges.put(device.id(), check.unchanged() ? "" : check.describe(device.id()));
+        }
         synchronized (stateLock) {
-            publish(advertised.withGroupNodes(env.files()::groupNodePresent));
+            publish(advertised.withChecks(groupNodes, identityChanges));
         }
     }
 
@@ -225,7 +241,9 @@ final class ResourcePlugin {
                 if (next.isHealthy(id)) {
                     LOG.info("Device {} of {} is healthy again", id, name);
                 } else {
-                    LOG.warn("Device {} of {} is unhealthy: {}", id, name, next.health().get(id));
+                    AdvertisedDevices.DeviceHealth health = next.health().get(id);
+                    LOG.warn("Device {} of {} is unhealthy: {}", id, name, !health.identityChange().isEmpty()
+                            ? health.identityChange() : health);
                 }
             }
             streams.publish(next.toResponse());

@@ -4,6 +4,7 @@ import static dev.vgpu.deviceplugin.Fixtures.H200;
 import static dev.vgpu.deviceplugin.Fixtures.L40S_1Q;
 import static dev.vgpu.deviceplugin.Fixtures.L40S_2Q;
 import static dev.vgpu.deviceplugin.Fixtures.T4_1Q;
+import static dev.vgpu.deviceplugin.Fixtures.identified;
 import static dev.vgpu.deviceplugin.Fixtures.mdev;
 import static dev.vgpu.deviceplugin.Fixtures.passthrough;
 import static dev.vgpu.deviceplugin.Fixtures.snapshot;
@@ -11,11 +12,16 @@ import static dev.vgpu.deviceplugin.Fixtures.vf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vgpu.core.Snapshot;
 import dev.vgpu.deviceplugin.v1beta1.AllocateRequest;
 import dev.vgpu.deviceplugin.v1beta1.AllocateResponse;
 import dev.vgpu.deviceplugin.v1beta1.ContainerAllocateRequest;
 import dev.vgpu.deviceplugin.v1beta1.ContainerAllocateResponse;
 import dev.vgpu.deviceplugin.v1beta1.DeviceSpec;
+import dev.vgpu.core.Attachment;
+import dev.vgpu.core.Device;
+import dev.vgpu.core.ResourceName;
+import dev.vgpu.core.spi.Discovery;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Path;
@@ -51,11 +57,17 @@ class AllocateTest {
         h.host.configureVf("0000:1b:00.4", 1147).configureVf("0000:1b:00.5", 1148);
         h.host.nvidiaGpu("0000:06:00.0", 0x1eb8).numa(1).create();
         h.host.mdev(UUID, "0000:06:00.0", "nvidia-222", "GRID T4-1Q", 7);
-        h.apply(snapshot(passthrough("0000:41:00.0", 41, 0), passthrough("0000:42:00.0", 42, 1),
-                vf(L40S_1Q, "0000:1b:00.4", "0000:1b:00.0", 100, 0),
-                vf(L40S_2Q, "0000:1b:00.5", "0000:1b:00.0", 101, 0),
-                mdev(UUID, "0000:06:00.0", 7, 1)));
+        h.apply(advertised());
         h.await(k -> k.resources().size() == 4);
+    }
+
+    /** What the built-in sources would advertise for the tree above, identities included. */
+    private static Snapshot advertised() {
+        return snapshot(identified(passthrough("0000:41:00.0", 41, 0), "pci:10de:2335"),
+                identified(passthrough("0000:42:00.0", 42, 1), "pci:10de:2335"),
+                identified(vf(L40S_1Q, "0000:1b:00.4", "0000:1b:00.0", 100, 0), "vgpu-type:1147"),
+                identified(vf(L40S_2Q, "0000:1b:00.5", "0000:1b:00.0", 101, 0), "vgpu-type:1148"),
+                identified(mdev(UUID, "0000:06:00.0", 7, 1), "mdev-type:nvidia-222"));
     }
 
     @AfterEach
@@ -126,13 +138,53 @@ class AllocateTest {
     }
 
     @Test
-    void iommufdWithoutTheRequestedDevicesCdevIsRefused() {
+    void iommufdWithoutTheRequestedDevicesCdevFallsBackToTheLegacyNodesForThatRequestOnly() {
         h.host.iommufd();
         h.host.devicePath("0000:42:00.0").ifPresent(dir -> h.host.delete(h.host.root().relativize(
                 dir.resolve("vfio-dev")).toString()));
 
-        assertThatThrownBy(() -> h.kubelet.allocate(H200.fullName(), List.of("0000:42:00.0")))
-                .satisfies(status(Status.Code.FAILED_PRECONDITION, "0000:42:00.0"));
+        for (int i = 0; i < 2; i++) {
+            assertThat(paths(only(h.kubelet.allocate(H200.fullName(), List.of("0000:42:00.0")))))
+                    .containsExactly("/dev/vfio/vfio", "/dev/vfio/42");
+        }
+        assertThat(paths(only(h.kubelet.allocate(H200.fullName(), List.of("0000:41:00.0", "0000:42:00.0")))))
+                .containsExactly("/dev/vfio/vfio", "/dev/vfio/41", "/dev/vfio/42");
+        assertThat(paths(only(h.kubelet.allocate(H200.fullName(), List.of("0000:41:00.0")))))
+                .containsExactly("/dev/vfio/vfio", "/dev/iommu", "/dev/vfio/41", "/dev/vfio/devices/vfio3",
+                        "/dev/vfio/devices/vfio4");
+    }
+
+    @Test
+    void aVfReconfiguredToAnotherProfileIsRefusedSayingWhatItWasAndIs() {
+        h.host.configureVf("0000:1b:00.4", 1150);
+
+        assertThatThrownBy(() -> h.kubelet.allocate(L40S_1Q.fullName(), List.of("0000:1b:00.4")))
+                .satisfies(status(Status.Code.INVALID_ARGUMENT,
+                        "device 0000:1b:00.4 was vGPU type 1147 when advertised and is now vGPU type 1150"));
+        h.host.configureVf("0000:1b:00.4", 1147);
+        assertThat(only(h.kubelet.allocate(L40S_1Q.fullName(), List.of("0000:1b:00.4"))).getEnvsMap())
+                .containsKey("PCI_RESOURCE_NVIDIA_COM_NVIDIA_L40S-1Q");
+    }
+
+    @Test
+    void anMdevRecreatedWithAnotherTypeIsRefused() {
+        h.host.removeMdev(UUID).mdev(UUID, "0000:06:00.0", "nvidia-223", "GRID T4-2Q", 7);
+
+        assertThatThrownBy(() -> h.kubelet.allocate(T4_1Q.fullName(), List.of(UUID)))
+                .satisfies(status(Status.Code.INVALID_ARGUMENT, "was mdev type nvidia-222 when advertised and is"
+                        + " now mdev type nvidia-223"));
+    }
+
+    @Test
+    void aCustomSourcesNonNvidiaFunctionCanBeAllocated() {
+        h.host.function("0000:65:00.0", 0x8086, 0x0b25).driver("vfio-pci").iommuGroup(65).create();
+        Device lab = Device.builder("0000:65:00.0", new ResourceName("LAB_ACCEL"), "lab", Attachment.VFIO_PCI)
+                .iommuGroup("65").build();
+        h.apply(Snapshot.builder().add("lab", new Discovery(List.of(lab), List.of())).build());
+        h.await(k -> k.resources().containsKey("nvidia.com/LAB_ACCEL"));
+
+        assertThat(paths(only(h.kubelet.allocate("nvidia.com/LAB_ACCEL", List.of("0000:65:00.0")))))
+                .containsExactly("/dev/vfio/vfio", "/dev/vfio/65");
     }
 
     @Test
@@ -202,7 +254,7 @@ class AllocateTest {
 
     @Test
     void afterAnUpdateAllocateSeesTheNewSnapshotAtOnce() {
-        h.apply(snapshot(passthrough("0000:41:00.0", 41, 0),
+        h.apply(snapshot(identified(passthrough("0000:41:00.0", 41, 0), "pci:10de:2335"),
                 vf(L40S_1Q, "0000:1b:00.4", "0000:1b:00.0", 100, 0),
                 vf(L40S_2Q, "0000:1b:00.5", "0000:1b:00.0", 101, 0),
                 mdev(UUID, "0000:06:00.0", 7, 1)));

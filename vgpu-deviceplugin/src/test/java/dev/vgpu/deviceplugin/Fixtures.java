@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** Devices and snapshots for tests, named the way the built-in sources name them. */
 final class Fixtures {
@@ -38,6 +39,12 @@ final class Fixtures {
     static Device mdev(String uuid, String parent, int group, int numa) {
         return Device.builder(uuid, T4_1Q, "mdev", Attachment.MEDIATED)
                 .parent(PciAddress.parse(parent)).iommuGroup(Integer.toString(group)).numaNode(numa).build();
+    }
+
+    /** The same device with the identity its built-in source records (e.g. {@code vgpu-type:1147}). */
+    static Device identified(Device d, String identity) {
+        return new Device(d.id(), d.resource(), d.source(), d.attachment(), d.parent(), d.iommuGroup(), d.numaNode(),
+                d.vfioCdev(), Optional.of(identity));
     }
 
     /** A snapshot of these devices, each source's devices in one discovery. */

@@ -3,9 +3,13 @@ package dev.vgpu.deviceplugin;
 import dev.vgpu.core.Reconciler;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
+import dev.vgpu.sysfs.MdevSource;
+import dev.vgpu.sysfs.PassthroughSource;
+import dev.vgpu.sysfs.VendorVfioSource;
 import dev.vgpu.testing.SysfsTree;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.Predicate;
 
 /**
@@ -33,6 +37,7 @@ final class Harness implements AutoCloseable {
                 .devicePluginDir(pluginDir)
                 .healthPollInterval(poll)
                 .registrationBackoff(Duration.ofMillis(20), Duration.ofMillis(200))
+                .sources(List.of(new PassthroughSource(), new MdevSource(), new VendorVfioSource()))
                 .build();
     }
 
