@@ -68,7 +68,7 @@ final class Daemon implements AutoCloseable {
                 config.pciIds());
         Scanner scanner = new Scanner(config.hostRoot(), config.pciIds(), nvml.vgpuTypeResolver(), sources);
         PluginManager plugins = PluginManager.builder().hostRoot(config.hostRoot())
-                .devicePluginDir(config.devicePluginDir()).build();
+                .devicePluginDir(config.devicePluginDir()).sources(sources).build();
         Snapshot first = scanner.scan(Snapshot.empty());
         Plan plan = Reconciler.plan(Snapshot.empty(), first);
         plugins.apply(first, plan);

@@ -59,7 +59,11 @@ final class RescanLoop implements AutoCloseable {
                 LOG.debug("rescan: no change ({} devices)", next.deviceCount());
             }
             current = next;
-        } catch (RuntimeException e) {
+        } catch (VirtualMachineError e) {
+            LOG.error("rescan round hit a fatal JVM error; rescans stop: {}", e.toString(), e);
+            throw e;
+        } catch (Throwable e) {
+            // A periodic task that throws is cancelled silently: catch everything so the schedule goes on.
             LOG.error("rescan round failed, keeping the current devices: {}", e.toString(), e);
         }
     }

@@ -190,4 +190,21 @@ class ScannerAndRescanLoopTest {
             assertThat(calls).hasValue(2);
         }
     }
+
+    @Test
+    void aSinkThatThrowsAnErrorKeepsThePeriodicScheduleAlive() {
+        ScriptedSource vfio = new ScriptedSource("vendor-vfio");
+        Scanner scanner = scanner(vfio);
+        AtomicInteger calls = new AtomicInteger();
+        try (RescanLoop loop = new RescanLoop(scanner, (next, plan) -> {
+            if (calls.incrementAndGet() <= 2) {
+                throw new NoClassDefFoundError("com/google/common/util/concurrent/internal/InternalFutureFailureAccess");
+            }
+        }, Duration.ofMillis(1), Snapshot.empty())) {
+            vfio.ids.set(List.of("0000:1b:00.4@P1"));
+            loop.start();
+            // Each failed round offers the change again; the third round goes through on the same schedule.
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> calls.get() >= 3);
+        }
+    }
 }
