@@ -1,10 +1,17 @@
-package dev.vgpu.daemon;
+package dev.vgpu.core;
 
-import dev.vgpu.core.Plan;
-import dev.vgpu.core.Snapshot;
-
-/** Where the rescan loop delivers each new snapshot and the plan that leads to it (the plugin manager). */
+/**
+ * Where a {@link RescanLoop} delivers each new snapshot together with the plan that leads to it from the one
+ * delivered before; in a device plugin, the plugin manager.
+ */
 @FunctionalInterface
-interface SnapshotSink {
+public interface SnapshotSink {
+    /**
+     * Takes over {@code next}; called only when {@code plan} is not empty, always from the loop's thread.
+     * Throwing makes the loop offer the same change again in its next round.
+     *
+     * @param next the snapshot that is now current
+     * @param plan what changed, as {@link Reconciler#plan} computes it from the previously delivered snapshot
+     */
     void apply(Snapshot next, Plan plan);
 }
