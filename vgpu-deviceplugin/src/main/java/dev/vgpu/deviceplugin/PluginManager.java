@@ -3,9 +3,11 @@ package dev.vgpu.deviceplugin;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.Plan;
+import dev.vgpu.core.Reconciler;
 import dev.vgpu.core.Resource;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.SnapshotSink;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
@@ -35,9 +37,8 @@ import org.slf4j.LoggerFactory;
  * {@code <device-plugin-dir>/kubevirt-<name>.sock}, registered with {@code kubelet.sock}.
  * <pre>{@code
  * try (PluginManager plugins = PluginManager.builder().hostRoot(Path.of("/")).sources(sources).build()) {
- *     Snapshot before = Snapshot.empty();
- *     Snapshot next = discovery.scan();
- *     plugins.apply(next, Reconciler.plan(before, next));   // Add starts, Update swaps, Remove retires
+ *     Snapshot first = scanner.scan(Snapshot.empty());
+ *     Plan plan = plugins.apply(first);   // Add starts, Update swaps, Remove retires
  *     ...
  * }
  * }</pre>
@@ -51,7 +52,7 @@ import org.slf4j.LoggerFactory;
  * checks ({@link PluginChecks}); one watch thread ({@code vgpu-dp-watch}) only queues checks; each plugin owns an event-loop thread and
  * two gRPC threads that end when it stops. {@code gpuFaults} is a concurrent map read by any thread.
  */
-public final class PluginManager implements AutoCloseable {
+public final class PluginManager implements SnapshotSink, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(PluginManager.class);
 
@@ -100,13 +101,33 @@ public final class PluginManager implements AutoCloseable {
     }
 
     /**
+     * Makes {@code next} the snapshot that Allocate reads and applies what changed since the current one, as
+     * {@link Reconciler#plan} computes it (see {@link #apply(Snapshot, Plan)}).
+     *
+     * @param next the snapshot to serve
+     * @return the plan that was applied; empty when nothing changed
+     * @throws IllegalStateException after {@link #close()}
+     */
+    public Plan apply(Snapshot next) {
+        Objects.requireNonNull(next, "next");
+        synchronized (lock) {
+            Plan plan = Reconciler.plan(snapshot.get(), next);
+            apply(next, plan);
+            return plan;
+        }
+    }
+
+    /**
      * Makes {@code next} the snapshot that Allocate reads, then applies the plan's changes in order: {@code Add}
      * starts a plugin, {@code Update} swaps its device list (health kept for devices that stay), {@code Remove}
      * sends an empty list on its streams and stops it. Resources the plan does not name are not touched. Calls
      * are serialized; a change that fails is logged and the rest still apply.
      *
+     * The plan must lead from the snapshot applied before to {@code next}; {@link #apply(Snapshot)} computes it.
+     *
      * @throws IllegalStateException after {@link #close()}
      */
+    @Override
     public void apply(Snapshot next, Plan plan) {
         Objects.requireNonNull(next, "next");
         Objects.requireNonNull(plan, "plan");

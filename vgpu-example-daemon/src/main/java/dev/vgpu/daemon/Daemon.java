@@ -2,12 +2,12 @@ package dev.vgpu.daemon;
 
 import dev.vgpu.core.Durations;
 import dev.vgpu.core.PciIds;
-import dev.vgpu.core.Plan;
-import dev.vgpu.core.Reconciler;
 import dev.vgpu.core.RescanInterval;
+import dev.vgpu.core.RescanLoop;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.DeviceSources;
+import dev.vgpu.core.spi.Scanner;
 import dev.vgpu.deviceplugin.PluginManager;
 import dev.vgpu.nvml.Nvml;
 import dev.vgpu.nvml.XidWatcher;
@@ -70,12 +70,11 @@ final class Daemon implements AutoCloseable {
         PluginManager plugins = PluginManager.builder().hostRoot(config.hostRoot())
                 .devicePluginDir(config.devicePluginDir()).sources(sources).build();
         Snapshot first = scanner.scan(Snapshot.empty());
-        Plan plan = Reconciler.plan(Snapshot.empty(), first);
-        plugins.apply(first, plan);
+        plugins.apply(first);
         LOG.info("serving {} resources with {} devices; {} devices skipped", first.resources().size(),
                 first.deviceCount(), first.skipped().size());
         XidWatcher xidWatch = XidWatcher.start(nvml, (gpu, xid) -> plugins.markGpuUnhealthy(gpu, "NVML XID " + xid));
-        RescanLoop loop = new RescanLoop(scanner, plugins::apply, config.interval().enabled()
+        RescanLoop loop = new RescanLoop(scanner, plugins, config.interval().enabled()
                 ? config.interval().period() : Durations.MIN_RESCAN_INTERVAL, first);
         if (config.interval().enabled()) {
             loop.start();

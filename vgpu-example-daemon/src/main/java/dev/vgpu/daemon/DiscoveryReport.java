@@ -1,11 +1,14 @@
 package dev.vgpu.daemon;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.Resource;
 import dev.vgpu.core.Skipped;
 import dev.vgpu.core.Snapshot;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,7 +17,8 @@ import java.util.Map;
 /** Renders a snapshot as the {@code discover} command prints it: the JSON contract of DESIGN.md, or a table. */
 final class DiscoveryReport {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    // Streaming generator only (jackson-core): the daemon jar carries no data-binding library for one document.
+    private static final JsonFactory JSON = new JsonFactory();
 
     private DiscoveryReport() {
     }
@@ -49,10 +53,33 @@ final class DiscoveryReport {
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("resources", resources);
         doc.put("skipped", skipped);
-        try {
-            return JSON.writeValueAsString(doc);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("cannot render discovery as JSON", e);
+        StringWriter out = new StringWriter();
+        try (JsonGenerator json = JSON.createGenerator(out)) {
+            write(json, doc);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot render discovery as JSON", e);
+        }
+        return out.toString();
+    }
+
+    private static void write(JsonGenerator json, Object value) throws IOException {
+        if (value instanceof Map<?, ?> map) {
+            json.writeStartObject();
+            for (Map.Entry<?, ?> e : map.entrySet()) {
+                json.writeFieldName(e.getKey().toString());
+                write(json, e.getValue());
+            }
+            json.writeEndObject();
+        } else if (value instanceof List<?> list) {
+            json.writeStartArray();
+            for (Object element : list) {
+                write(json, element);
+            }
+            json.writeEndArray();
+        } else if (value instanceof Integer number) {
+            json.writeNumber(number);
+        } else {
+            json.writeString(value.toString());
         }
     }
 

@@ -4,6 +4,7 @@ import dev.vgpu.core.PciIds;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.DeviceSources;
+import dev.vgpu.core.spi.Scanner;
 import dev.vgpu.nvml.Nvml;
 import java.nio.file.Files;
 import java.nio.file.Path;

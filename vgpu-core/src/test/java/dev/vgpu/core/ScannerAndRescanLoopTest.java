@@ -1,19 +1,13 @@
-package dev.vgpu.daemon;
+package dev.vgpu.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.vgpu.core.Attachment;
-import dev.vgpu.core.Device;
-import dev.vgpu.core.PciIds;
-import dev.vgpu.core.Plan;
-import dev.vgpu.core.ResourceName;
-import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
+import dev.vgpu.core.spi.Scanner;
 import dev.vgpu.core.spi.VgpuTypeNames;
 import dev.vgpu.core.spi.VgpuTypeResolver;
-import dev.vgpu.core.PciAddress;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,10 +1,8 @@
-package dev.vgpu.daemon;
+package dev.vgpu.core;
 
-import dev.vgpu.core.Durations;
-import dev.vgpu.core.Plan;
-import dev.vgpu.core.Reconciler;
-import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.spi.Scanner;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -12,14 +10,22 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Periodic rediscovery: one scheduler thread rescans with a fixed delay (scans never overlap), plans the
- * difference from the current snapshot and hands both to the sink, which switches the allocation indexes
- * before advertising anything new.
+ * Periodic rediscovery: one scheduler thread ({@code vgpu-rescan}) rescans with a fixed delay (scans never
+ * overlap), plans the difference from the current snapshot with {@link Reconciler} and hands both to the sink,
+ * which switches the allocation indexes before advertising anything new. A round without changes calls nothing.
+ * <pre>{@code
+ * Snapshot first = scanner.scan(Snapshot.empty());
+ * plugins.apply(first);
+ * try (RescanLoop loop = new RescanLoop(scanner, plugins, Duration.ofMinutes(1), first)) {
+ *     loop.start();       // or loop.runNow() whenever a rescan is wanted, e.g. on SIGHUP
+ *     ...
+ * }
+ * }</pre>
  *
  * <p>Threads: {@code current} is owned by the scheduler thread after {@link #start()}; before that by the
- * caller. A failing round is logged and the next one runs as scheduled.
+ * caller. A failing round (the scanner or the sink throws) is logged and the next one runs as scheduled.
  */
-final class RescanLoop implements AutoCloseable {
+public final class RescanLoop implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(RescanLoop.class);
 
@@ -29,11 +35,22 @@ final class RescanLoop implements AutoCloseable {
     private final ScheduledExecutorService scheduler;
     private Snapshot current;
 
-    RescanLoop(Scanner scanner, SnapshotSink sink, Duration period, Snapshot initial) {
-        this.scanner = scanner;
-        this.sink = sink;
+    /**
+     * A loop that is not running yet: {@link #start()} schedules it, {@link #runNow()} runs single rounds.
+     *
+     * @param scanner the scanner to run
+     * @param sink    receives each changed snapshot with its plan
+     * @param period  the delay between the end of one round and the start of the next; positive
+     * @param initial the snapshot the sink holds now (what the first round is compared with)
+     */
+    public RescanLoop(Scanner scanner, SnapshotSink sink, Duration period, Snapshot initial) {
+        if (period == null || period.isNegative() || period.isZero()) {
+            throw new IllegalArgumentException("rescan period must be positive, got " + period);
+        }
+        this.scanner = Objects.requireNonNull(scanner, "scanner");
+        this.sink = Objects.requireNonNull(sink, "sink");
         this.period = period;
-        this.current = initial;
+        this.current = Objects.requireNonNull(initial, "initial");
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "vgpu-rescan");
             t.setDaemon(true);
@@ -41,7 +58,8 @@ final class RescanLoop implements AutoCloseable {
         });
     }
 
-    void start() {
+    /** Schedules a round every period, the first one period from now. */
+    public void start() {
         long nanos = period.toNanos();
         scheduler.scheduleWithFixedDelay(this::runOnce, nanos, nanos, TimeUnit.NANOSECONDS);
         LOG.info("rescanning every {}", Durations.formatGo(period));
@@ -68,8 +86,12 @@ final class RescanLoop implements AutoCloseable {
         }
     }
 
-    /** Runs one round on the rescan thread and waits for it. */
-    void runNow() {
+    /**
+     * Runs one round on the rescan thread and waits for it; rounds never overlap.
+     *
+     * @throws java.util.concurrent.RejectedExecutionException after {@link #close()}
+     */
+    public void runNow() {
         try {
             scheduler.submit(this::runOnce).get();
         } catch (InterruptedException e) {
@@ -79,6 +101,7 @@ final class RescanLoop implements AutoCloseable {
         }
     }
 
+    /** Stops the rescan thread, interrupting a running round, and waits up to 2 s for it. Idempotent. */
     @Override
     public void close() {
         scheduler.shutdownNow();

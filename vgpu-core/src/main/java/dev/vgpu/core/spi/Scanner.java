@@ -1,0 +1,110 @@
+package dev.vgpu.core.spi;
+
+import dev.vgpu.core.PciIds;
+import dev.vgpu.core.Snapshot;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs every source once and builds the next snapshot. Fail safe: a source that throws (or returns devices that
+ * contradict each other) keeps the devices it contributed to the previous snapshot for this round, and the other
+ * sources still move on.
+ * <pre>{@code
+ * Scanner scanner = Scanner.of(Path.of("/"), DeviceSources.load());
+ * Snapshot first = scanner.scan(Snapshot.empty());
+ * Snapshot next = scanner.scan(first);          // a failing source keeps its devices from first
+ * }</pre>
+ * Each scan gets a fresh {@link Host}: a new {@link ScanScope} shared by every source of that scan, and a
+ * memoizing view of the vGPU type resolver, so each physical GPU is asked at most once per scan.
+ *
+ * <p>Stateless apart from its configuration; {@link #scan} may be called from any thread, and callers that feed a
+ * {@link dev.vgpu.core.RescanLoop} let its thread make every scan after the first.
+ */
+public final class Scanner {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Scanner.class);
+
+    private final Path hostRoot;
+    private final PciIds pciIds;
+    private final VgpuTypeResolver vgpuTypes;
+    private final List<DeviceSource> sources;
+
+    /**
+     * A scanner of the host under {@code hostRoot}.
+     *
+     * @param hostRoot  the directory that stands for the host's {@code /}
+     * @param pciIds    names for passthrough resources ({@link PciIds#empty()} for numeric names)
+     * @param vgpuTypes vGPU type names per physical GPU ({@link VgpuTypeResolver#none()} without NVML)
+     * @param sources   the sources to run, in this order (usually {@link DeviceSources#load()}); an empty list is
+     *                  allowed but logged as a warning, because nothing will ever be discovered
+     */
+    public Scanner(Path hostRoot, PciIds pciIds, VgpuTypeResolver vgpuTypes, List<DeviceSource> sources) {
+        this.hostRoot = Objects.requireNonNull(hostRoot, "hostRoot");
+        this.pciIds = Objects.requireNonNull(pciIds, "pciIds");
+        this.vgpuTypes = Objects.requireNonNull(vgpuTypes, "vgpuTypes");
+        this.sources = List.copyOf(sources);
+        if (this.sources.isEmpty()) {
+            LOG.warn("NO DEVICE SOURCES: nothing will ever be discovered. Put vgpu-sysfs (the built-in sources) or a "
+                    + "jar that provides dev.vgpu.core.spi.DeviceSource on the class path or module path.");
+        }
+    }
+
+    /**
+     * A scanner without pci.ids names and without a vGPU type resolver.
+     *
+     * @param hostRoot the directory that stands for the host's {@code /}
+     * @param sources  the sources to run, in this order
+     * @return the scanner
+     */
+    public static Scanner of(Path hostRoot, List<DeviceSource> sources) {
+        return new Scanner(hostRoot, PciIds.empty(), VgpuTypeResolver.none(), sources);
+    }
+
+    /**
+     * The sources this scanner runs, in order.
+     *
+     * @return an immutable list
+     */
+    public List<DeviceSource> sources() {
+        return sources;
+    }
+
+    /**
+     * One scan of every source.
+     *
+     * @param previous the last snapshot; it supplies the devices of a source that fails in this scan
+     *                 ({@link Snapshot#empty()} for the first scan)
+     * @return the next snapshot
+     */
+    public Snapshot scan(Snapshot previous) {
+        // One host per scan, shared by every source of it: a fresh scan scope, so sources read the files they have
+        // in common once (never an answer from an earlier scan), and a fresh memoizing view of the resolver, so
+        // each physical GPU is asked at most once per scan.
+        Host host = Host.of(hostRoot).withPciIds(pciIds).withVgpuTypes(VgpuTypeResolver.memoizing(vgpuTypes))
+                .forScan();
+        Snapshot.Builder next = Snapshot.builder();
+        for (DeviceSource source : sources) {
+            Discovery discovery;
+            try {
+                discovery = source.discover(host);
+                LOG.debug("source {} found {} devices, skipped {}", source.name(), discovery.devices().size(),
+                        discovery.skipped().size());
+            } catch (Exception | LinkageError e) {
+                discovery = previous.discoveryOf(source.name());
+                LOG.error("source {} failed, keeping its {} previously discovered devices for this round: {}",
+                        source.name(), discovery.devices().size(), e.toString());
+            }
+            try {
+                next.add(source.name(), discovery);
+            } catch (IllegalArgumentException e) {
+                LOG.error("source {} returned inconsistent devices, keeping its previous ones: {}", source.name(),
+                        e.getMessage());
+                next.add(source.name(), previous.discoveryOf(source.name()));
+            }
+        }
+        return next.build();
+    }
+}
