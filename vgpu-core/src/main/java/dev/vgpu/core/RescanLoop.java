@@ -6,6 +6,7 @@ import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,6 +34,11 @@ public final class RescanLoop implements AutoCloseable {
     private final SnapshotSink sink;
     private final Duration period;
     private final ScheduledExecutorService scheduler;
+    private final ScanObserver observer;
+    /** Set while a request from {@link #requestRescan()} waits to run; one is enough however many arrive. */
+    private final AtomicBoolean requested = new AtomicBoolean();
+    /** {@link System#nanoTime()} when the running round started, or 0 when none runs (written by the loop thread). */
+    private volatile long roundStarted;
     private Snapshot current;
 
     /**
@@ -44,6 +50,20 @@ public final class RescanLoop implements AutoCloseable {
      * @param initial the snapshot the sink holds now (what the first round is compared with)
      */
     public RescanLoop(Scanner scanner, SnapshotSink sink, Duration period, Snapshot initial) {
+        this(scanner, sink, period, initial, ScanObserver.NONE);
+    }
+
+    /**
+     * A loop that is not running yet, reporting every round to {@code observer}.
+     *
+     * @param scanner  the scanner to run
+     * @param sink     receives each changed snapshot with its plan
+     * @param period   the delay between the end of one round and the start of the next; positive
+     * @param initial  the snapshot the sink holds now (what the first round is compared with)
+     * @param observer hears how each round went
+     */
+    public RescanLoop(Scanner scanner, SnapshotSink sink, Duration period, Snapshot initial, ScanObserver observer) {
+        this.observer = Objects.requireNonNull(observer, "observer");
         if (period == null || period.isNegative() || period.isZero()) {
             throw new IllegalArgumentException("rescan period must be positive, got " + period);
         }
@@ -65,10 +85,47 @@ public final class RescanLoop implements AutoCloseable {
         LOG.info("rescanning every {}", Durations.formatGo(period));
     }
 
+    /**
+     * Asks for one round as soon as the loop's thread is free (at once when idle), without waiting for it.
+     * Requests that arrive while one is already waiting are folded into it; a request that arrives during a
+     * round gets one more round after it, since the change may have come after that round read its files.
+     * Works whether or not {@link #start()} was called (periodic rescans may be off). Never blocks.
+     *
+     * @return false when a request was already waiting (this one was folded into it)
+     */
+    public boolean requestRescan() {
+        if (!requested.compareAndSet(false, true)) {
+            return false;
+        }
+        try {
+            scheduler.execute(() -> {
+                requested.set(false);
+                runOnce();
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            requested.set(false); // closed
+        }
+        return true;
+    }
+
+    /**
+     * How long the round in progress has been running, for a liveness check; empty when no round runs.
+     *
+     * @return the running time of the current round
+     */
+    public java.util.Optional<Duration> runningFor() {
+        long started = roundStarted;
+        return started == 0 ? java.util.Optional.empty() : java.util.Optional.of(Duration.ofNanos(System.nanoTime()
+                - started));
+    }
+
     /** One round; public to tests through the package. */
     void runOnce() {
+        long started = System.nanoTime();
+        roundStarted = started == 0 ? 1 : started;
         try {
-            Snapshot next = scanner.scan(current);
+            Scanner.Result result = scanner.run(current);
+            Snapshot next = result.snapshot();
             Plan plan = Reconciler.plan(current, next);
             if (!plan.isEmpty()) {
                 // The sink logs one line per change (added, updated with ids in and out, removed).
@@ -77,12 +134,24 @@ public final class RescanLoop implements AutoCloseable {
                 LOG.debug("rescan: no change ({} devices)", next.deviceCount());
             }
             current = next;
+            roundStarted = 0;
+            tell(() -> observer.scanned(Duration.ofNanos(System.nanoTime() - started), result));
         } catch (VirtualMachineError e) {
             LOG.error("rescan round hit a fatal JVM error; rescans stop: {}", e.toString(), e);
             throw e;
         } catch (Throwable e) {
             // A periodic task that throws is cancelled silently: catch everything so the schedule goes on.
             LOG.error("rescan round failed, keeping the current devices: {}", e.toString(), e);
+            roundStarted = 0;
+            tell(() -> observer.roundFailed(Duration.ofNanos(System.nanoTime() - started), e));
+        }
+    }
+
+    private static void tell(Runnable call) {
+        try {
+            call.run();
+        } catch (RuntimeException e) {
+            LOG.warn("scan observer failed: {}", e.toString());
         }
     }
 

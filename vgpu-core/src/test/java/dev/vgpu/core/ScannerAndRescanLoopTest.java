@@ -201,4 +201,77 @@ class ScannerAndRescanLoopTest {
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> calls.get() >= 3);
         }
     }
+
+    @Test
+    void theObserverHearsEveryRoundWithTheSourcesThatFailed() {
+        ScriptedSource vfio = new ScriptedSource("vendor-vfio");
+        ScriptedSource pass = new ScriptedSource("passthrough");
+        List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ScanObserver observer = new ScanObserver() {
+            @Override
+            public void scanned(Duration took, Scanner.Result result) {
+                heard.add("scanned " + result.failures().keySet() + " " + result.snapshot().deviceCount());
+            }
+
+            @Override
+            public void roundFailed(Duration took, Throwable error) {
+                heard.add("failed " + error.getMessage());
+            }
+        };
+        AtomicInteger applies = new AtomicInteger();
+        try (RescanLoop loop = new RescanLoop(scanner(pass, vfio), (next, plan) -> {
+            if (applies.incrementAndGet() == 1) {
+                throw new IllegalStateException("sink down");
+            }
+        }, Duration.ofSeconds(5), Snapshot.empty(), observer)) {
+            vfio.ids.set(List.of("0000:1b:00.4@P1"));
+            loop.runNow();
+            pass.failure.set(new IllegalStateException("sysfs went away"));
+            loop.runNow();
+        }
+        assertThat(heard).containsExactly("failed sink down", "scanned [passthrough] 1");
+    }
+
+    @Test
+    void requestsRunARoundWithPeriodicRescansOffAndFoldIntoOneWhileOneWaits() throws Exception {
+        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        AtomicInteger scans = new AtomicInteger();
+        DeviceSource slow = new DeviceSource() {
+            @Override
+            public String name() {
+                return "slow";
+            }
+
+            @Override
+            public Discovery discover(Host host) {
+                if (scans.incrementAndGet() == 1) {
+                    entered.countDown();
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return Discovery.empty();
+            }
+        };
+        try (RescanLoop loop = new RescanLoop(scanner(slow), (next, plan) -> { }, Duration.ofHours(1),
+                Snapshot.empty())) {
+            assertThat(loop.runningFor()).isEmpty();
+            assertThat(loop.requestRescan()).isTrue();
+            entered.await();
+            assertThat(loop.runningFor()).isPresent();
+            // While the first round runs: one more round is queued, every later request folds into it.
+            assertThat(loop.requestRescan()).isTrue();
+            for (int i = 0; i < 5; i++) {
+                assertThat(loop.requestRescan()).isFalse();
+            }
+            release.countDown();
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> scans.get() == 2
+                    && loop.runningFor().isEmpty());
+            loop.runNow();
+            assertThat(scans).hasValue(3);
+        }
+    }
 }

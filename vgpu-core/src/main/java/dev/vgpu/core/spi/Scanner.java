@@ -3,7 +3,9 @@ package dev.vgpu.core.spi;
 import dev.vgpu.core.PciIds;
 import dev.vgpu.core.Snapshot;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -80,6 +82,31 @@ public final class Scanner {
      * @return the next snapshot
      */
     public Snapshot scan(Snapshot previous) {
+        return run(previous).snapshot();
+    }
+
+    /**
+     * What one scan produced, and which sources failed in it.
+     *
+     * @param snapshot the next snapshot
+     * @param failures source name → why it failed (its previous devices were kept), in source order
+     */
+    public record Result(Snapshot snapshot, Map<String, String> failures) {
+        /** Copies the map, keeping its order. */
+        public Result {
+            Objects.requireNonNull(snapshot, "snapshot");
+            failures = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(failures));
+        }
+    }
+
+    /**
+     * One scan of every source, with the sources that failed.
+     *
+     * @param previous the last snapshot; it supplies the devices of a source that fails in this scan
+     * @return the next snapshot and the failures
+     */
+    public Result run(Snapshot previous) {
+        Map<String, String> failures = new LinkedHashMap<>();
         // One host per scan, shared by every source of it: a fresh scan scope, so sources read the files they have
         // in common once (never an answer from an earlier scan), and a fresh memoizing view of the resolver, so
         // each physical GPU is asked at most once per scan.
@@ -93,6 +120,7 @@ public final class Scanner {
                 LOG.debug("source {} found {} devices, skipped {}", source.name(), discovery.devices().size(),
                         discovery.skipped().size());
             } catch (Exception | LinkageError e) {
+                failures.put(source.name(), e.toString());
                 discovery = previous.discoveryOf(source.name());
                 LOG.error("source {} failed, keeping its {} previously discovered devices for this round: {}",
                         source.name(), discovery.devices().size(), e.toString());
@@ -100,11 +128,12 @@ public final class Scanner {
             try {
                 next.add(source.name(), discovery);
             } catch (IllegalArgumentException e) {
+                failures.put(source.name(), e.getMessage());
                 LOG.error("source {} returned inconsistent devices, keeping its previous ones: {}", source.name(),
                         e.getMessage());
                 next.add(source.name(), previous.discoveryOf(source.name()));
             }
         }
-        return next.build();
+        return new Result(next.build(), failures);
     }
 }
