@@ -39,7 +39,8 @@ public final class RescanLoop implements AutoCloseable {
     private final AtomicBoolean requested = new AtomicBoolean();
     /** {@link System#nanoTime()} when the running round started, or 0 when none runs (written by the loop thread). */
     private volatile long roundStarted;
-    private Snapshot current;
+    /** Written by the loop's thread (or the caller before {@link #start()}); volatile so others may read it. */
+    private volatile Snapshot current;
 
     /**
      * A loop that is not running yet: {@link #start()} schedules it, {@link #runNow()} runs single rounds.
@@ -106,6 +107,15 @@ public final class RescanLoop implements AutoCloseable {
             requested.set(false); // closed
         }
         return true;
+    }
+
+    /**
+     * The snapshot the last successful round delivered (or the initial one): what the sink holds now.
+     *
+     * @return the current snapshot
+     */
+    public Snapshot current() {
+        return current;
     }
 
     /**

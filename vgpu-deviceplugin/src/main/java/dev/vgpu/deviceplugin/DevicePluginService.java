@@ -19,6 +19,7 @@ import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import java.time.Duration;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.function.Function;
@@ -59,6 +60,8 @@ final class DevicePluginService extends DevicePluginGrpc.DevicePluginImplBase {
 
     @Override
     public void allocate(AllocateRequest request, StreamObserver<AllocateResponse> response) {
+        long started = System.nanoTime();
+        String code = "OK";
         try {
             AllocateResponse answer = allocations.allocate(plugin.name(), env.snapshots().get(), request);
             LOG.info("Allocated {} of {}", request.getContainerRequestsList().stream()
@@ -67,14 +70,22 @@ final class DevicePluginService extends DevicePluginGrpc.DevicePluginImplBase {
             response.onNext(answer);
             response.onCompleted();
         } catch (StatusException e) {
+            code = e.getStatus().getCode().name();
             LOG.warn("Refused allocation for {}: {}", plugin.name(), e.getStatus().getDescription());
             response.onError(e);
+        } catch (RuntimeException e) {
+            code = Status.Code.INTERNAL.name();
+            LOG.error("Allocation for {} failed: {}", plugin.name(), e.toString(), e);
+            response.onError(Status.INTERNAL.withDescription("allocation failed: " + e).asException());
+        } finally {
+            env.observer().allocated(plugin.name(), code, Duration.ofNanos(System.nanoTime() - started));
         }
     }
 
     @Override
     public void getPreferredAllocation(PreferredAllocationRequest request,
                                        StreamObserver<PreferredAllocationResponse> response) {
+        long started = System.nanoTime();
         Snapshot snapshot = env.snapshots().get();
         Map<String, Device> devices = snapshot.resource(plugin.name()).map(Resource::devices)
                 .map(list -> list.stream().collect(Collectors.toMap(Device::id, Function.identity())))
@@ -93,10 +104,13 @@ final class DevicePluginService extends DevicePluginGrpc.DevicePluginImplBase {
         } catch (IllegalArgumentException e) {
             LOG.warn("Refused preferred allocation for {}: {}", plugin.name(), e.getMessage());
             response.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asException());
+            env.observer().preferredAllocation(plugin.name(), Status.Code.INVALID_ARGUMENT.name(),
+                    Duration.ofNanos(System.nanoTime() - started));
             return;
         }
         response.onNext(out.build());
         response.onCompleted();
+        env.observer().preferredAllocation(plugin.name(), "OK", Duration.ofNanos(System.nanoTime() - started));
     }
 
     @Override

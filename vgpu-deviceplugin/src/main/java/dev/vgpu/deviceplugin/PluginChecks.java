@@ -19,6 +19,7 @@ import java.util.function.Supplier;
 final class PluginChecks implements AutoCloseable {
 
     private final Supplier<Collection<ResourcePlugin>> plugins;
+    private final Runnable beforeEachRound;
     private final ScheduledExecutorService scheduler;
     private final ReentrantLock checkLock = new ReentrantLock();
     private final AtomicBoolean queued = new AtomicBoolean();
@@ -29,9 +30,10 @@ final class PluginChecks implements AutoCloseable {
      *
      * @throws IOException when no watch service can be made
      */
-    PluginChecks(Supplier<Collection<ResourcePlugin>> plugins, ScheduledExecutorService scheduler,
-                 List<Path> watched, long pollNanos) throws IOException {
+    PluginChecks(Supplier<Collection<ResourcePlugin>> plugins, Runnable beforeEachRound,
+                 ScheduledExecutorService scheduler, List<Path> watched, long pollNanos) throws IOException {
         this.plugins = plugins;
+        this.beforeEachRound = beforeEachRound;
         this.scheduler = scheduler;
         this.watcher = new HostWatcher(watched, this::request).start();
         scheduler.scheduleWithFixedDelay(Guarded.task("device-plugin check", this::checkAll), pollNanos, pollNanos,
@@ -56,6 +58,7 @@ final class PluginChecks implements AutoCloseable {
         checkLock.lock();
         try {
             watcher.ensureWatching();
+            beforeEachRound.run();
             for (ResourcePlugin plugin : plugins.get()) {
                 plugin.check();
             }

@@ -22,11 +22,12 @@ import java.util.function.Supplier;
  * @param backoffMax     cap of the registration retry delay
  * @param gpuFaulty      whether a device's GPU has a fault reported now (XID)
  * @param rechecks       asks a device's source whether it is still what was advertised
+ * @param observer       hears RPC outcomes and registrations, for metrics
  */
 record PluginEnvironment(HostFiles files, Path pluginDir, Supplier<Snapshot> snapshots,
                          ScheduledExecutorService scheduler, UnixDomainTransport kubeletClient,
                          Duration backoffInitial, Duration backoffMax, Predicate<Device> gpuFaulty,
-                         Rechecks rechecks) {
+                         Rechecks rechecks, PluginObserver observer) {
 
     /** The file name of the kubelet's registration socket. */
     static final String KUBELET_SOCKET = "kubelet.sock";
@@ -39,6 +40,7 @@ record PluginEnvironment(HostFiles files, Path pluginDir, Supplier<Snapshot> sna
         Objects.requireNonNull(kubeletClient, "kubeletClient");
         Objects.requireNonNull(gpuFaulty, "gpuFaulty");
         Objects.requireNonNull(rechecks, "rechecks");
+        Objects.requireNonNull(observer, "observer");
         if (backoffInitial.isNegative() || backoffInitial.isZero() || backoffMax.compareTo(backoffInitial) < 0) {
             throw new IllegalArgumentException("registration backoff needs 0 < initial <= max, got " + backoffInitial
                     + " and " + backoffMax);

@@ -19,6 +19,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.SortedSet;
@@ -68,6 +69,8 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
     private final PluginChecks checks;
 
     private volatile SortedMap<ResourceName, ResourcePlugin> plugins = Collections.emptySortedMap();
+    /** The kubelet socket seen by the last check round; owned by the check rounds (one at a time). */
+    private Optional<KubeletSocket> lastKubelet = Optional.empty();
     private boolean closed;
 
     private PluginManager(Builder b) throws IOException {
@@ -82,9 +85,9 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         this.kubeletClient = UnixDomainTransport.create("vgpu-dp-kubelet-client", 1, 1);
         this.env = new PluginEnvironment(new HostFiles(b.hostRoot), b.devicePluginDir, snapshot::get, scheduler,
                 kubeletClient, b.backoffInitial, b.backoffMax, this::gpuFaulty,
-                new Rechecks(Host.of(b.hostRoot), b.sources));
+                new Rechecks(Host.of(b.hostRoot), b.sources), b.observer);
         try {
-            this.checks = new PluginChecks(() -> plugins.values(), scheduler,
+            this.checks = new PluginChecks(() -> plugins.values(), this::noticeKubelet, scheduler,
                     List.of(b.devicePluginDir, b.hostRoot.resolve("dev/vfio")), b.healthPollInterval.toNanos());
         } catch (IOException | RuntimeException e) {
             scheduler.shutdownNow();
@@ -215,6 +218,26 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         }
     }
 
+    /**
+     * What every served resource is doing now, sorted by name: devices by health, registration, server state.
+     * Cheap and non-blocking; meant for metrics and readiness checks.
+     */
+    public List<ResourceStatus> status() {
+        return plugins.values().stream().map(ResourcePlugin::status).toList();
+    }
+
+    /** Runs before each check round, on the scheduler: reports a new kubelet socket once per restart. */
+    private void noticeKubelet() {
+        Optional<KubeletSocket> now = KubeletSocket.at(env.kubeletSocket());
+        if (now.isPresent() && !now.equals(lastKubelet)) {
+            if (lastKubelet.isPresent()) {
+                LOG.info("The kubelet restarted: {} is new", env.kubeletSocket());
+                env.observer().kubeletRestarted();
+            }
+            lastKubelet = now;
+        }
+    }
+
     /** The resources served now, sorted. */
     public SortedSet<ResourceName> running() {
         return Collections.unmodifiableSortedSet(new TreeSet<>(plugins.keySet()));
@@ -269,8 +292,15 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         private Duration backoffInitial = Duration.ofSeconds(1);
         private Duration backoffMax = Duration.ofSeconds(30);
         private List<DeviceSource> sources = List.of();
+        private PluginObserver observer = PluginObserver.NONE;
 
         private Builder() {
+        }
+
+        /** Hears RPC outcomes, registrations and kubelet restarts (for metrics); none by default. */
+        public Builder observer(PluginObserver value) {
+            observer = Objects.requireNonNull(value, "observer");
+            return this;
         }
 
         /**

@@ -128,6 +128,7 @@ final class Registrar {
             if (outcome.isEmpty()) {
                 registeredWith = kubelet.get();
                 LOG.info("Registered {} with the kubelet (endpoint {})", name, request.getEndpoint());
+                env.observer().registered(name);
                 return;
             }
             if (changed) {

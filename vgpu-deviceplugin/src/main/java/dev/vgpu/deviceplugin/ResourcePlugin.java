@@ -52,6 +52,8 @@ final class ResourcePlugin {
     private State state = State.NEW;
     private Server server;
     private String serveFailure = "";
+    /** Whether the server is up on its socket; written under {@code lifecycle}, read by status without it. */
+    private volatile boolean serving;
     private UnixDomainTransport transport;
     private AdvertisedDevices advertised = AdvertisedDevices.none();
 
@@ -220,9 +222,16 @@ final class ResourcePlugin {
         }
     }
 
-    /** Whether the last registration succeeded and still holds (for tests). */
+    /** Whether the last registration succeeded and still holds. */
     boolean registered() {
         return registrar.registered();
+    }
+
+    /** What this plugin is doing now; never waits for a lifecycle change in progress. */
+    ResourceStatus status() {
+        AdvertisedDevices now = advertised();
+        int healthy = (int) now.devices().stream().filter(d -> now.isHealthy(d.id())).count();
+        return new ResourceStatus(name, healthy, now.devices().size() - healthy, registered(), serving);
     }
 
     /** The number of open streams (for tests). */
@@ -255,10 +264,12 @@ final class ResourcePlugin {
             Files.createDirectories(env.pluginDir());
             server = transport.serve(socket, List.of(service));
             serveFailure = "";
+            serving = true;
             LOG.debug("Serving {} on {}", name, socket);
             registrar.request();
         } catch (IOException e) {
             server = null;
+            serving = false;
             if (!e.getMessage().equals(serveFailure)) {
                 LOG.warn("Cannot serve {} on {}: {}; retrying at every check", name, socket, e.getMessage());
             }
@@ -284,6 +295,7 @@ final class ResourcePlugin {
 
     /** Ends the streams and the server and deletes the socket file. */
     private void shutdownServer(boolean graceful) {
+        serving = false;
         registrar.cancel();
         streams.endAll(graceful);
         if (server != null) {

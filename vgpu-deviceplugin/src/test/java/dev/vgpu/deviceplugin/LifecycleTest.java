@@ -50,7 +50,7 @@ class LifecycleTest {
             Snapshot snapshot = snapshot(passthrough("0000:41:00.0", 41, 0));
             PluginEnvironment env = new PluginEnvironment(new HostFiles(tmp.resolve("host")), dir, () -> snapshot,
                     scheduler, kubeletClient, Duration.ofMillis(5), Duration.ofMillis(50), d -> false,
-                    new Rechecks(Host.of(tmp.resolve("host")), List.of()));
+                    new Rechecks(Host.of(tmp.resolve("host")), List.of()), PluginObserver.NONE);
             CyclicBarrier go = new CyclicBarrier(2);
             for (int i = 0; i < 1_000; i++) {
                 ResourcePlugin plugin = new ResourcePlugin(snapshot.resource(H200).orElseThrow(), env);

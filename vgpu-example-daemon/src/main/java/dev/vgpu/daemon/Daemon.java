@@ -11,8 +11,14 @@ import dev.vgpu.core.spi.Scanner;
 import dev.vgpu.deviceplugin.PluginManager;
 import dev.vgpu.nvml.Nvml;
 import dev.vgpu.nvml.XidWatcher;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,23 +41,32 @@ final class Daemon implements AutoCloseable {
      * @param pciIds          pci.ids names for passthrough resources
      * @param interval        the rescan policy
      * @param nvmlOptions     whether and where to load NVML
+     * @param metricsAddress  where to serve metrics and probes; empty = off
+     * @param scanDeadline    a round running longer than this fails the liveness probe
      */
-    record Config(Path hostRoot, Path devicePluginDir, PciIds pciIds, RescanInterval interval, HostOptions nvmlOptions) {
+    record Config(Path hostRoot, Path devicePluginDir, PciIds pciIds, RescanInterval interval, HostOptions nvmlOptions,
+                  Optional<InetSocketAddress> metricsAddress, Duration scanDeadline) {
     }
+
+    /** The liveness deadline of one rescan round when none is configured. */
+    static final Duration DEFAULT_SCAN_DEADLINE = Duration.ofMinutes(1);
 
     private final Nvml nvml;
     private final PluginManager plugins;
     private final RescanLoop loop;
     private final XidWatcher xidWatch;
+    private final Optional<OpsServer> ops;
     private final Snapshot initial;
     private boolean closed;
 
-    private Daemon(Nvml nvml, PluginManager plugins, RescanLoop loop, XidWatcher xidWatch, Snapshot initial) {
+    private Daemon(Nvml nvml, PluginManager plugins, RescanLoop loop, XidWatcher xidWatch, Optional<OpsServer> ops,
+                   Snapshot initial) {
         this.initial = initial;
         this.nvml = nvml;
         this.plugins = plugins;
         this.loop = loop;
         this.xidWatch = xidWatch;
+        this.ops = ops;
     }
 
     /** Scans, serves every resource found and starts the rescan loop when enabled. */
@@ -67,19 +82,66 @@ final class Daemon implements AutoCloseable {
                         : "disabled (devices are discovered once at start)",
                 config.pciIds());
         Scanner scanner = new Scanner(config.hostRoot(), config.pciIds(), nvml.vgpuTypeResolver(), sources);
+        AtomicReference<PluginManager> manager = new AtomicReference<>();
+        AtomicReference<RescanLoop> rescans = new AtomicReference<>();
+        Metrics metrics = new Metrics(() -> manager.get() == null ? List.of() : manager.get().status(),
+                () -> rescans.get() == null ? Snapshot.empty() : rescans.get().current(), nvml::available,
+                Clock.systemUTC());
         PluginManager plugins = PluginManager.builder().hostRoot(config.hostRoot())
-                .devicePluginDir(config.devicePluginDir()).sources(sources).build();
-        Snapshot first = scanner.scan(Snapshot.empty());
-        plugins.apply(first);
+                .devicePluginDir(config.devicePluginDir()).sources(sources).observer(metrics).build();
+        manager.set(plugins);
+        // The first scan runs on the loop's thread too, so the liveness probe sees it if it hangs.
+        RescanLoop loop = new RescanLoop(scanner, plugins, config.interval().enabled()
+                ? config.interval().period() : Durations.MIN_RESCAN_INTERVAL, Snapshot.empty(), metrics);
+        rescans.set(loop);
+        Optional<OpsServer> ops;
+        try {
+            ops = config.metricsAddress().isEmpty() ? Optional.empty() : Optional.of(OpsServer.start(
+                    config.metricsAddress().get(), metrics, () -> liveness(loop, plugins, config.scanDeadline()),
+                    () -> readiness(plugins)));
+        } catch (java.io.IOException e) {
+            loop.close();
+            plugins.close();
+            nvml.close();
+            throw new java.io.UncheckedIOException("cannot listen on " + config.metricsAddress().get()
+                    + " for metrics and probes: " + e.getMessage(), e);
+        }
+        loop.runNow();
+        Snapshot first = loop.current();
         LOG.info("serving {} resources with {} devices; {} devices skipped", first.resources().size(),
                 first.deviceCount(), first.skipped().size());
-        XidWatcher xidWatch = XidWatcher.start(nvml, (gpu, xid) -> plugins.markGpuUnhealthy(gpu, "NVML XID " + xid));
-        RescanLoop loop = new RescanLoop(scanner, plugins, config.interval().enabled()
-                ? config.interval().period() : Durations.MIN_RESCAN_INTERVAL, first);
+        XidWatcher xidWatch = XidWatcher.start(nvml, (gpu, xid) -> {
+            metrics.xid(gpu, xid);
+            plugins.markGpuUnhealthy(gpu, "NVML XID " + xid);
+        });
         if (config.interval().enabled()) {
             loop.start();
         }
-        return new Daemon(nvml, plugins, loop, xidWatch, first);
+        Signals.onHangup(() -> {
+            metrics.rescanRequested();
+            LOG.info("SIGHUP: rescanning now{}", loop.requestRescan() ? "" : " (a rescan is already waiting)");
+        });
+        return new Daemon(nvml, plugins, loop, xidWatch, ops, first);
+    }
+
+    /** Why the daemon is not live: a round stuck past its deadline, or a plugin that cannot serve. */
+    static List<String> liveness(RescanLoop loop, PluginManager plugins, Duration deadline) {
+        List<String> problems = new ArrayList<>();
+        loop.runningFor().filter(running -> running.compareTo(deadline) > 0).ifPresent(running -> problems.add(
+                "a discovery round has been running for " + Durations.formatGo(running.truncatedTo(
+                        java.time.temporal.ChronoUnit.SECONDS)) + ", longer than its deadline "
+                        + Durations.formatGo(deadline) + " (is a sysfs read blocked?)"));
+        plugins.status().stream().filter(s -> !s.serving()).forEach(s -> problems.add(
+                "the device plugin of " + s.name().fullName() + " is not serving on its socket"));
+        return problems;
+    }
+
+    /** Why the daemon is not ready: an advertised resource not registered with the kubelet. */
+    static List<String> readiness(PluginManager plugins) {
+        List<String> problems = new ArrayList<>();
+        plugins.status().stream().filter(s -> !s.registered()).forEach(s -> problems.add(
+                s.name().fullName() + " is not registered with the kubelet"));
+        return problems;
     }
 
     /** Runs one rescan round now, on the rescan thread, and waits for it (used by {@code demo}). */
@@ -105,6 +167,7 @@ final class Daemon implements AutoCloseable {
         }
         closed = true;
         LOG.info("stopping: {} resources", plugins.running().size());
+        ops.ifPresent(OpsServer::close);
         loop.close();
         xidWatch.close();
         plugins.close();

@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
@@ -53,7 +54,7 @@ final class DemoCommand implements Callable<Integer> {
             out.printf("stand-in kubelet listening on %s%n%n", kubelet.socket());
             out.flush();
             Daemon.Config config = new Daemon.Config(sample.root(), pluginDir, Samples.pciIdsFor(host),
-                    RescanInterval.DISABLED, host);
+                    RescanInterval.DISABLED, host, Optional.empty(), Daemon.DEFAULT_SCAN_DEADLINE);
             try (Daemon daemon = Daemon.start(config)) {
                 int expected = daemon.plugins().running().size();
                 kubelet.await(WAIT, k -> k.resources().size() == expected

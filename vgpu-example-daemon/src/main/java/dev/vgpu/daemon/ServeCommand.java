@@ -2,8 +2,11 @@ package dev.vgpu.daemon;
 
 import dev.vgpu.core.Durations;
 import dev.vgpu.core.RescanInterval;
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -24,6 +27,10 @@ final class ServeCommand implements Callable<Integer> {
     static final int KEEP_RUNNING = Integer.MIN_VALUE;
     /** The environment variable that enables periodic rediscovery. */
     static final String RESCAN_ENV = "VFIO_VGPU_RESCAN_INTERVAL";
+    /** The environment variable naming the metrics address. */
+    static final String METRICS_ENV = "VGPU_METRICS_ADDRESS";
+    /** Where metrics and probes are served unless told otherwise. */
+    static final String DEFAULT_METRICS_ADDRESS = ":9410";
 
     @Mixin
     HostOptions host;
@@ -35,6 +42,15 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--rescan-interval", paramLabel = "DURATION",
             description = "Rescan period, Go duration syntax; overrides " + RESCAN_ENV + ".")
     String rescanInterval;
+
+    @Option(names = "--metrics-address", paramLabel = "HOST:PORT",
+            description = "Serve /metrics, /healthz and /readyz over HTTP here; overrides " + METRICS_ENV
+                    + " (default: " + DEFAULT_METRICS_ADDRESS + ", all interfaces; empty = off).")
+    String metricsAddress;
+
+    @Option(names = "--scan-deadline", paramLabel = "DURATION", defaultValue = "1m",
+            description = "A discovery round running longer than this fails /healthz (default: ${DEFAULT-VALUE}).")
+    String scanDeadline;
 
     @ParentCommand
     VgpuDaemon parent;
@@ -50,8 +66,16 @@ final class ServeCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--device-plugin-dir " + devicePluginDir
                     + " is not a directory (is the kubelet's device-plugins directory mounted?)");
         }
-        Daemon daemon = Daemon.start(new Daemon.Config(host.hostRoot, devicePluginDir, host.loadPciIds(), interval,
-                host));
+        Optional<InetSocketAddress> metrics = metricsAddress(spec, metricsAddress, parent.env.get(METRICS_ENV));
+        Duration deadline = scanDeadline(spec, scanDeadline);
+        Daemon daemon;
+        try {
+            daemon = Daemon.start(new Daemon.Config(host.hostRoot, devicePluginDir, host.loadPciIds(), interval,
+                    host, metrics, deadline));
+        } catch (java.io.UncheckedIOException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage() + " (choose another --metrics-address,"
+                    + " or an empty one to turn metrics off)", e);
+        }
         Shutdown.onStop(daemon::close);
         return KEEP_RUNNING;
     }
@@ -65,6 +89,48 @@ final class ServeCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), "invalid " + source + " value \"" + value + "\": "
                     + e.getMessage() + " (use a Go duration such as 30s, 5m or 1h; 0 or empty disables rescans)");
+        }
+    }
+
+    /**
+     * The metrics listener: the flag wins over the environment, which wins over {@value #DEFAULT_METRICS_ADDRESS};
+     * an empty value turns it off. {@code HOST:PORT}, {@code :PORT} (every interface) or {@code [V6]:PORT}.
+     */
+    static Optional<InetSocketAddress> metricsAddress(CommandSpec spec, String flag, String env) {
+        String source = flag != null ? "--metrics-address" : env != null ? METRICS_ENV : null;
+        String value = (flag != null ? flag : env != null ? env : DEFAULT_METRICS_ADDRESS).strip();
+        if (value.isEmpty()) {
+            return Optional.empty();
+        }
+        int colon = value.lastIndexOf(':');
+        String hostPart = colon < 0 ? "" : value.substring(0, colon);
+        String portPart = colon < 0 ? "" : value.substring(colon + 1);
+        if (hostPart.startsWith("[") && hostPart.endsWith("]")) {
+            hostPart = hostPart.substring(1, hostPart.length() - 1);
+        }
+        int port = -1;
+        if (!portPart.isEmpty() && portPart.length() <= 5 && portPart.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            port = Integer.parseInt(portPart);
+        }
+        if (colon < 0 || port < 0 || port > 65535 || hostPart.contains(":") && !value.contains("[")) {
+            throw new ParameterException(spec.commandLine(), "invalid " + (source == null ? "metrics address" : source)
+                    + " value \"" + value + "\": use HOST:PORT, :PORT or [IPv6]:PORT, or an empty value to turn"
+                    + " metrics off");
+        }
+        return Optional.of(hostPart.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(hostPart, port));
+    }
+
+    /** The liveness deadline of a discovery round, Go duration syntax, positive. */
+    static Duration scanDeadline(CommandSpec spec, String value) {
+        try {
+            Duration d = Durations.parseGo(value);
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException("it must be positive");
+            }
+            return d;
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), "invalid --scan-deadline value \"" + value + "\": "
+                    + e.getMessage());
         }
     }
 

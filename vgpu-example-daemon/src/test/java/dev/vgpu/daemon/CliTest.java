@@ -166,4 +166,38 @@ class CliTest {
         String[] args = given.isEmpty() ? new String[0] : given.split(" ");
         assertThat(String.join(" ", VgpuDaemon.withDefaultSubcommand(args))).isEqualTo(expected);
     }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "--metrics-address | nope           | invalid --metrics-address value \"nope\"",
+        "--metrics-address | 127.0.0.1:99999 | invalid --metrics-address value",
+        "--metrics-address | ::1:9410       | use HOST:PORT, :PORT or [IPv6]:PORT",
+        "--scan-deadline   | 0s             | invalid --scan-deadline value \"0s\"",
+        "--scan-deadline   | 5x             | invalid --scan-deadline value",
+    })
+    void malformedOperationsFlagsExitTwoNamingTheFlag(String flag, String value, String message) {
+        Result r = run("serve", "--host-root", tmp.toString(), "--device-plugin-dir", tmp.toString(), "--no-nvml",
+                flag, value);
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains(message);
+    }
+
+    @Test
+    void aMalformedMetricsAddressInTheEnvironmentNamesTheVariable() {
+        Result r = run(Map.of("VGPU_METRICS_ADDRESS", "localhost"), "serve", "--host-root", tmp.toString(),
+                "--device-plugin-dir", tmp.toString(), "--no-nvml");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("invalid VGPU_METRICS_ADDRESS value \"localhost\"");
+    }
+
+    @Test
+    void aMetricsPortThatIsTakenExitsTwoSayingWhy() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1,
+                java.net.InetAddress.getLoopbackAddress())) {
+            Result r = run("serve", "--host-root", tmp.toString(), "--device-plugin-dir", tmp.toString(), "--no-nvml",
+                    "--metrics-address", "127.0.0.1:" + taken.getLocalPort());
+            assertThat(r.code()).isEqualTo(2);
+            assertThat(r.err()).contains("cannot listen on", "for metrics and probes", "Address already in use");
+        }
+    }
 }

@@ -7,11 +7,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vgpu.daemon.fixture.LabSource;
 import dev.vgpu.testing.SysfsTree;
 import java.io.File;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.jar.JarEntry;
-import java.util.jar.JarOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,16 +20,7 @@ class CustomSourceIT {
 
     @Test
     void aSourceJarOnTheClassPathIsPickedUpByDiscover() throws Exception {
-        Path jar = tmp.resolve("lab-source.jar");
-        String classFile = LabSource.class.getName().replace('.', '/') + ".class";
-        try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar))) {
-            out.putNextEntry(new JarEntry(classFile));
-            try (var in = LabSource.class.getClassLoader().getResourceAsStream(classFile)) {
-                in.transferTo(out);
-            }
-            out.putNextEntry(new JarEntry("META-INF/services/dev.vgpu.core.spi.DeviceSource"));
-            out.write((LabSource.class.getName() + "\n").getBytes(StandardCharsets.UTF_8));
-        }
+        Path jar = DaemonProcess.sourceJar(tmp.resolve("lab-source.jar"), LabSource.class);
         Path root = Files.createDirectories(tmp.resolve("host"));
         SysfsTree tree = SysfsTree.at(root);
         tree.function("0000:65:00.0", 0x1af4, 0x1041).driver("vfio-pci").iommuGroup(7).create();

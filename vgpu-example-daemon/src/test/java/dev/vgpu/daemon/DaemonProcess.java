@@ -27,6 +27,20 @@ final class DaemonProcess implements AutoCloseable {
         return jar;
     }
 
+    /** Writes a jar holding {@code source}'s class file and a services entry naming it as a DeviceSource. */
+    static Path sourceJar(Path jar, Class<?> source) throws IOException {
+        String classFile = source.getName().replace('.', '/') + ".class";
+        try (java.util.jar.JarOutputStream out = new java.util.jar.JarOutputStream(Files.newOutputStream(jar))) {
+            out.putNextEntry(new java.util.jar.JarEntry(classFile));
+            try (var in = source.getClassLoader().getResourceAsStream(classFile)) {
+                in.transferTo(out);
+            }
+            out.putNextEntry(new java.util.jar.JarEntry("META-INF/services/dev.vgpu.core.spi.DeviceSource"));
+            out.write((source.getName() + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+        return jar;
+    }
+
     /** {@code java -cp <classPath> dev.vgpu.daemon.VgpuDaemon <args>}, output to {@code log}. */
     static DaemonProcess start(String classPath, Path log, String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
