@@ -24,6 +24,11 @@ final class ServeCommand implements Callable<Integer> {
     static final int KEEP_RUNNING = Integer.MIN_VALUE;
     /** The environment variable that enables periodic rediscovery. */
     static final String RESCAN_ENV = "VFIO_VGPU_RESCAN_INTERVAL";
+    /**
+     * Where {@code --metrics-address} listens unless told otherwise (metrics, {@code /healthz}, {@code /readyz});
+     * the manifests in {@code deploy/} pass it explicitly and probe its port. Documented in the README.
+     */
+    static final String DEFAULT_METRICS_ADDRESS = "0.0.0.0:9410";
 
     @Mixin
     HostOptions host;
