@@ -1,10 +1,36 @@
-# Build the jar first: mvn -B -q -DskipTests package
-FROM eclipse-temurin:17-jre
-RUN apt-get update \
- && apt-get install -y --no-install-recommends pci.ids \
- && rm -rf /var/lib/apt/lists/*
+# The node daemon on a jlink'ed Java runtime.
+#   mvn -B -q -DskipTests package                # builds vgpu-example-daemon/target/vgpu-daemon.jar
+#   docker build -t vgpu-device-plugin:0.1.0 .
+# Two stages: a JDK makes a runtime with only the modules the daemon needs; the image gets that runtime and the
+# jar. Passthrough resource names come from pci.ids and users write them into the KubeVirt CR, so the image ships
+# no distribution pci.ids: the daemon falls back to the pinned NVIDIA section bundled in its jar (its version is
+# in `--version` and in the start line), the same on every rebuild. `--pci-ids FILE` still overrides it.
+ARG JDK_IMAGE=eclipse-temurin:17-jdk-jammy
+ARG RUNTIME_IMAGE=ubuntu:22.04
+
+FROM ${JDK_IMAGE} AS runtime
+# Exactly what `jdeps --print-module-deps --ignore-missing-deps --multi-release 17` prints for the shaded jar;
+# JlinkModulesIT (mvn verify) fails when the jar's needs drift from this line, and so does this stage.
+ARG JLINK_MODULES=java.base,java.desktop,java.logging,java.naming,jdk.httpserver,jdk.jfr,jdk.unsupported
+COPY vgpu-example-daemon/target/vgpu-daemon.jar /build/vgpu-daemon.jar
+RUN deps="$(jdeps --print-module-deps --ignore-missing-deps --multi-release 17 /build/vgpu-daemon.jar)" \
+ && if [ "$deps" != "$JLINK_MODULES" ]; then \
+      echo "jdeps says the jar needs $deps but JLINK_MODULES is $JLINK_MODULES" >&2; exit 1; \
+    fi \
+ && jlink --add-modules "$JLINK_MODULES" --strip-debug --no-man-pages --no-header-files --compress=2 \
+      --output /opt/java
+
+FROM ${RUNTIME_IMAGE}
+ARG VERSION=0.1.0-SNAPSHOT
+LABEL org.opencontainers.image.title="vgpu-device-plugin" \
+      org.opencontainers.image.description="Kubernetes device plugin for NVIDIA GPUs and vGPUs on KubeVirt" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.base.name="${RUNTIME_IMAGE}"
+# No system pci.ids may shadow the pinned one in the jar (see above).
+RUN rm -f /usr/share/misc/pci.ids /usr/share/hwdata/pci.ids /usr/pci.ids
+COPY --from=runtime /opt/java /opt/java
 COPY vgpu-example-daemon/target/vgpu-daemon.jar /opt/vgpu/vgpu-daemon.jar
 # The plugin reads sysfs and serves sockets in the kubelet's directory, owned by root on the host.
 USER 0:0
-ENTRYPOINT ["java", "-jar", "/opt/vgpu/vgpu-daemon.jar"]
+ENTRYPOINT ["/opt/java/bin/java", "-jar", "/opt/vgpu/vgpu-daemon.jar"]
 CMD ["serve"]

@@ -1,5 +1,6 @@
 package dev.vgpu.deviceplugin;
 
+import dev.vgpu.core.Durations;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.Plan;
@@ -95,7 +96,8 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
             throw e;
         }
         LOG.info("Device plugins: host root {}, device-plugin dir {}, health poll every {}, registration backoff "
-                + "{} to {}", b.hostRoot, b.devicePluginDir, b.healthPollInterval, b.backoffInitial, b.backoffMax);
+                + "{} to {}", b.hostRoot, b.devicePluginDir, Durations.formatGo(b.healthPollInterval),
+                Durations.formatGo(b.backoffInitial), Durations.formatGo(b.backoffMax));
     }
 
     /** A builder with the defaults: host root {@code /}, {@code /var/lib/kubelet/device-plugins}, 5 s poll. */

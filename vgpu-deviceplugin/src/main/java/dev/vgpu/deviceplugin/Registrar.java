@@ -1,5 +1,6 @@
 package dev.vgpu.deviceplugin;
 
+import dev.vgpu.core.Durations;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.deviceplugin.v1beta1.DevicePluginOptions;
 import dev.vgpu.deviceplugin.v1beta1.RegisterRequest;
@@ -133,9 +134,10 @@ final class Registrar {
             }
             if (changed) {
                 LOG.warn("Cannot register {} with the kubelet: {}; retrying with backoff up to {}", name, outcome,
-                        env.backoffMax());
+                        Durations.formatGo(env.backoffMax()));
             } else {
-                LOG.debug("Registration of {} still failing: {}; next try in {}", name, outcome, nextDelay);
+                LOG.debug("Registration of {} still failing: {}; next try in {}", name, outcome,
+                        Durations.formatGo(nextDelay));
             }
             Duration doubled = nextDelay.multipliedBy(2);
             schedule(forRound, nextDelay, doubled.compareTo(env.backoffMax()) > 0 ? env.backoffMax() : doubled);

@@ -6,7 +6,6 @@ import dev.vgpu.core.RescanInterval;
 import dev.vgpu.core.RescanLoop;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.DeviceSource;
-import dev.vgpu.core.spi.DeviceSources;
 import dev.vgpu.core.spi.Scanner;
 import dev.vgpu.deviceplugin.PluginManager;
 import dev.vgpu.nvml.Nvml;
@@ -72,7 +71,7 @@ final class Daemon implements AutoCloseable {
     /** Scans, serves every resource found and starts the rescan loop when enabled. */
     static Daemon start(Config config) {
         Nvml nvml = config.nvmlOptions().openNvml();
-        List<DeviceSource> sources = DeviceSources.load();
+        List<DeviceSource> sources = config.nvmlOptions().sources();
         config.interval().raisedFrom().ifPresent(raw -> LOG.warn(
                 "rescan interval {} is below the {} floor; using {}", Durations.formatGo(raw),
                 Durations.formatGo(Durations.MIN_RESCAN_INTERVAL), Durations.formatGo(config.interval().period())));
@@ -80,7 +79,7 @@ final class Daemon implements AutoCloseable {
                 config.hostRoot(), config.devicePluginDir(), sources.stream().map(DeviceSource::name).toList(),
                 nvml.description(), config.interval().enabled() ? "every " + Durations.formatGo(config.interval().period())
                         : "disabled (devices are discovered once at start)",
-                config.pciIds());
+                config.nvmlOptions().describePciIds());
         Scanner scanner = new Scanner(config.hostRoot(), config.pciIds(), nvml.vgpuTypeResolver(), sources);
         AtomicReference<PluginManager> manager = new AtomicReference<>();
         AtomicReference<RescanLoop> rescans = new AtomicReference<>();

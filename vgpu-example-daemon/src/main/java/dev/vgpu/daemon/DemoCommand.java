@@ -27,9 +27,10 @@ import picocli.CommandLine.Model.CommandSpec;
  * temporary directory and the real plugin servers on real unix sockets; then profile changes and a rescan.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = {"Run the daemon on the bundled h200-sriov sample host against an in-process stand-in kubelet:",
-            "show what the kubelet sees, allocate one vGPU, change profiles, rescan, show the changes, exit 0.",
-            "Needs no GPU and no kubelet; everything lives in a temporary directory that is deleted at the end."})
+        description = {"Run the daemon on the bundled h200-sriov sample host against an in-process stand-in kubelet.",
+            "It shows what the kubelet sees, allocates one vGPU, changes profiles, rescans, shows the changes and "
+                    + "exits 0. Needs no GPU and no kubelet; everything lives in a temporary directory that is "
+                    + "deleted at the end. Without --pci-ids the sample's own pci.ids excerpt names its GPUs."})
 final class DemoCommand implements Callable<Integer> {
 
     private static final Duration WAIT = Duration.ofSeconds(30);
@@ -47,6 +48,7 @@ final class DemoCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
+        host.requireNamedFiles(spec);
         Path pluginDir = Files.createTempDirectory("vgpu-demo-device-plugins-");
         try (Samples.Materialized sample = Samples.materialize(spec.commandLine(), Samples.H200_SRIOV);
              StandInKubelet kubelet = StandInKubelet.start(pluginDir)) {

@@ -6,6 +6,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
@@ -17,6 +18,9 @@ final class DiscoverCommand implements Callable<Integer> {
 
     /** Output formats. */
     enum Format { table, json }
+
+    @Mixin
+    ScanOptions scan;
 
     @Mixin
     HostOptions host;
@@ -33,16 +37,21 @@ final class DiscoverCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    @ParentCommand
+    VgpuDaemon parent;
+
     @Override
     public Integer call() throws Exception {
         Snapshot snapshot;
+        host.requireNamedFiles(spec);
+        host.useSources(scan.resolveSources(spec, parent.env));
         if (sample != null) {
             try (Samples.Materialized tree = Samples.materialize(spec.commandLine(), sample)) {
                 snapshot = Wiring.scanOnce(host, tree.root(), Samples.pciIdsFor(host));
             }
         } else {
-            ServeCommand.requireDirectory(spec, "--host-root", host.hostRoot);
-            snapshot = Wiring.scanOnce(host, host.hostRoot, host.loadPciIds());
+            ServeCommand.requireDirectory(spec, "--host-root", scan.hostRoot);
+            snapshot = Wiring.scanOnce(host, scan.hostRoot, host.loadPciIds());
         }
         PrintWriter out = spec.commandLine().getOut();
         out.print(format == Format.json ? DiscoveryReport.json(snapshot) + "\n" : DiscoveryReport.table(snapshot));

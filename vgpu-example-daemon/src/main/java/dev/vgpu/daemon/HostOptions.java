@@ -1,49 +1,110 @@
 package dev.vgpu.daemon;
 
 import dev.vgpu.core.PciIds;
+import dev.vgpu.core.spi.DeviceSource;
+import dev.vgpu.core.spi.DeviceSources;
+import dev.vgpu.nvml.Nvml;
+import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Set;
+import java.util.Optional;
+import java.util.function.Supplier;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
-/** Options shared by every command that scans a host. */
+/**
+ * The databases and libraries every command that scans uses: pci.ids and NVML; and, once resolved by
+ * {@link ScanOptions}, the device sources. Files named explicitly must be there: a missing pci.ids would silently
+ * change resource names, a missing NVML library would silently drop vGPU names and health.
+ */
 final class HostOptions {
 
     /** Where the program looks for pci.ids when {@code --pci-ids} is not given (its own file system). */
     static final List<Path> DEFAULT_PCI_IDS = List.of(Path.of("/usr/share/misc/pci.ids"),
             Path.of("/usr/share/hwdata/pci.ids"), Path.of("/usr/pci.ids"));
 
-    @Option(names = "--host-root", paramLabel = "DIR", defaultValue = "/",
-            description = "Directory standing for the host's /: every sysfs and /dev path is read under it (default: ${DEFAULT-VALUE}).")
-    Path hostRoot;
-
     @Option(names = "--pci-ids", paramLabel = "FILE",
-            description = "The pci.ids database (default: the first readable of /usr/share/misc/pci.ids, /usr/share/hwdata/pci.ids, /usr/pci.ids; none = numeric names).")
+            description = "The pci.ids database; must exist (an empty file means numeric names). Default: the first "
+                    + "readable of /usr/share/misc/pci.ids, /usr/share/hwdata/pci.ids, /usr/pci.ids, else the pinned "
+                    + "NVIDIA section bundled in the jar (see --version).")
     Path pciIds;
 
     @Option(names = "--nvml-library", paramLabel = "FILE",
-            description = "Load NVML from this file instead of libnvidia-ml.so.1 through the dynamic linker.")
+            description = "Load NVML from this file (it must exist) instead of libnvidia-ml.so.1 through the "
+                    + "dynamic linker.")
     Path nvmlLibrary;
 
     @Option(names = "--no-nvml", description = "Do not use NVML (no vGPU type-name fallback, no XID health events).")
     boolean noNvml;
 
-    /** NVML as these options ask: off with {@code --no-nvml}, else the named file or the default library. */
-    dev.vgpu.nvml.Nvml openNvml() {
-        return noNvml ? dev.vgpu.nvml.Nvml.unavailable("disabled by --no-nvml")
-                : dev.vgpu.nvml.Nvml.open(java.util.Optional.ofNullable(nvmlLibrary));
+    /** Sources chosen by {@code --sources}; null = every source on the class path. */
+    private List<DeviceSource> sources;
+    private PciIdsDatabase pciIdsInUse;
+
+    /**
+     * Refuses an explicitly named file that is missing or unreadable.
+     *
+     * @throws Refusal naming the option
+     */
+    void requireNamedFiles(CommandSpec spec) {
+        if (pciIds != null) {
+            requireReadableFile(spec, "--pci-ids", pciIds, "passthrough resource names come from it");
+        }
+        if (nvmlLibrary != null) {
+            requireReadableFile(spec, "--nvml-library", nvmlLibrary, "vGPU type names and XID health come from it");
+        }
     }
 
-    /** The pci.ids names: the named file, else the first default that exists. */
-    PciIds loadPciIds() {
-        if (pciIds != null) {
-            PciIds names = PciIds.load(pciIds, Set.of(PciIds.NVIDIA));
-            if (names.origin().isEmpty()) {
-                org.slf4j.LoggerFactory.getLogger(HostOptions.class)
-                        .warn("pci.ids file {} is missing or unreadable: passthrough resources get numeric names", pciIds);
+    static void requireReadableFile(CommandSpec spec, String option, Path file, String why) {
+        String problem;
+        if (Files.isDirectory(file)) {
+            problem = "is a directory";
+        } else {
+            try {
+                Files.newInputStream(file).close();
+                return;
+            } catch (NoSuchFileException e) {
+                problem = "does not exist";
+            } catch (AccessDeniedException e) {
+                problem = "is not readable (Permission denied)";
+            } catch (IOException e) {
+                problem = "cannot be read (" + e.getMessage() + ")";
             }
-            return names;
         }
-        return PciIds.loadFirst(DEFAULT_PCI_IDS, Set.of(PciIds.NVIDIA));
+        throw new Refusal(spec.commandLine(), option + " " + file + " " + problem + "; " + why
+                + ", so the daemon does not start without it");
+    }
+
+    /** NVML as these options ask: off with {@code --no-nvml}, else the named file or the default library. */
+    Nvml openNvml() {
+        return noNvml ? Nvml.unavailable("disabled by --no-nvml") : Nvml.open(Optional.ofNullable(nvmlLibrary));
+    }
+
+    /** The pci.ids names: the named file, else the system default or the bundled section. */
+    PciIds loadPciIds() {
+        return loadPciIds(() -> PciIdsDatabase.firstOrBundled(DEFAULT_PCI_IDS));
+    }
+
+    /** The pci.ids names: the named file, else the fallback; remembered for {@link #describePciIds()}. */
+    PciIds loadPciIds(Supplier<PciIdsDatabase> fallback) {
+        pciIdsInUse = pciIds != null ? PciIdsDatabase.file(pciIds) : fallback.get();
+        return pciIdsInUse.names();
+    }
+
+    /** Where the names of the last {@link #loadPciIds()} came from, with the database version (for logs). */
+    String describePciIds() {
+        return pciIdsInUse == null ? "not loaded" : pciIdsInUse.toString();
+    }
+
+    void useSources(List<DeviceSource> chosen) {
+        sources = List.copyOf(chosen);
+    }
+
+    /** The sources to scan with: those {@code --sources} chose, else every source on the class path. */
+    List<DeviceSource> sources() {
+        return sources != null ? sources : DeviceSources.load();
     }
 }

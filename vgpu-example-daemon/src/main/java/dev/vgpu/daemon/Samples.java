@@ -81,15 +81,14 @@ final class Samples {
 
     /** The pci.ids names for samples: the file given with {@code --pci-ids}, else the bundled excerpt. */
     static PciIds pciIdsFor(HostOptions options) {
-        if (options.pciIds != null) {
-            return options.loadPciIds();
-        }
-        try (Reader reader = new InputStreamReader(
-                Samples.class.getResourceAsStream("samples-pci.ids"), StandardCharsets.ISO_8859_1)) {
-            return PciIds.parse(reader, Set.of(PciIds.NVIDIA));
-        } catch (IOException e) {
-            throw new UncheckedIOException("bundled samples-pci.ids is unreadable", e);
-        }
+        return options.loadPciIds(() -> {
+            try (Reader reader = new InputStreamReader(
+                    Samples.class.getResourceAsStream("samples-pci.ids"), StandardCharsets.ISO_8859_1)) {
+                return new PciIdsDatabase(PciIds.parse(reader, Set.of(PciIds.NVIDIA)), "the samples' excerpt");
+            } catch (IOException e) {
+                throw new UncheckedIOException("bundled samples-pci.ids is unreadable", e);
+            }
+        });
     }
 
     static void h200Sriov(SysfsTree t) {

@@ -19,8 +19,9 @@ import picocli.CommandLine.Model.CommandSpec;
 /** {@code serve}: discover, serve one device plugin per resource, rescan when asked, stop on SIGTERM/SIGINT. */
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = {"Run the device plugin (the default command).",
-            "Environment: VFIO_VGPU_RESCAN_INTERVAL (Go duration, e.g. 30s or 5m; unset, empty or 0 = no rescans;",
-            "positive values below 5s are raised to 5s). --rescan-interval overrides it."})
+            "Environment: VFIO_VGPU_RESCAN_INTERVAL (Go duration, e.g. 30s or 5m; unset, empty or 0 = no rescans; "
+                    + "positive values below 5s are raised to 5s), overridden by --rescan-interval; VGPU_SOURCES, "
+                    + "overridden by --sources."})
 final class ServeCommand implements Callable<Integer> {
 
     /** Returned when the daemon runs on in its own threads; the process must not exit. */
@@ -29,8 +30,14 @@ final class ServeCommand implements Callable<Integer> {
     static final String RESCAN_ENV = "VFIO_VGPU_RESCAN_INTERVAL";
     /** The environment variable naming the metrics address. */
     static final String METRICS_ENV = "VGPU_METRICS_ADDRESS";
-    /** Where metrics and probes are served unless told otherwise. */
-    static final String DEFAULT_METRICS_ADDRESS = ":9410";
+    /**
+     * Where {@code --metrics-address} listens unless told otherwise (metrics, {@code /healthz}, {@code /readyz});
+     * the manifests in {@code deploy/} pass it explicitly and probe its port. Documented in the README.
+     */
+    static final String DEFAULT_METRICS_ADDRESS = "0.0.0.0:9410";
+
+    @Mixin
+    ScanOptions scan;
 
     @Mixin
     HostOptions host;
@@ -61,34 +68,41 @@ final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         RescanInterval interval = rescanInterval(spec, rescanInterval, parent.env.get(RESCAN_ENV));
-        requireDirectory(spec, "--host-root", host.hostRoot);
+        host.requireNamedFiles(spec);
+        requireDirectory(spec, "--host-root", scan.hostRoot);
         if (!Files.isDirectory(devicePluginDir)) {
-            throw new ParameterException(spec.commandLine(), "--device-plugin-dir " + devicePluginDir
+            throw new Refusal(spec.commandLine(), "--device-plugin-dir " + devicePluginDir
                     + " is not a directory (is the kubelet's device-plugins directory mounted?)");
         }
+        host.useSources(scan.resolveSources(spec, parent.env));
         Optional<InetSocketAddress> metrics = metricsAddress(spec, metricsAddress, parent.env.get(METRICS_ENV));
         Duration deadline = scanDeadline(spec, scanDeadline);
         Daemon daemon;
         try {
-            daemon = Daemon.start(new Daemon.Config(host.hostRoot, devicePluginDir, host.loadPciIds(), interval,
+            daemon = Daemon.start(new Daemon.Config(scan.hostRoot, devicePluginDir, host.loadPciIds(), interval,
                     host, metrics, deadline));
         } catch (java.io.UncheckedIOException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage() + " (choose another --metrics-address,"
-                    + " or an empty one to turn metrics off)", e);
+            throw new Refusal(spec.commandLine(), e.getMessage() + " (choose another --metrics-address,"
+                    + " or an empty one to turn metrics off)");
         }
         Shutdown.onStop(daemon::close);
         return KEEP_RUNNING;
     }
 
-    /** The effective interval: the flag wins over the environment; errors name the flag or variable. */
+    /**
+     * The effective interval: the flag wins over the environment; errors name the flag or variable (a malformed
+     * flag is a usage error, a malformed variable a refusal without usage help).
+     */
     static RescanInterval rescanInterval(CommandSpec spec, String flag, String env) {
         String source = flag != null ? "--rescan-interval" : RESCAN_ENV;
         String value = flag != null ? flag : env;
         try {
             return Durations.rescanInterval(value);
         } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), "invalid " + source + " value \"" + value + "\": "
-                    + e.getMessage() + " (use a Go duration such as 30s, 5m or 1h; 0 or empty disables rescans)");
+            String message = "invalid " + source + " value \"" + value + "\": " + e.getMessage()
+                    + " (use a Go duration such as 30s, 5m or 1h; 0 or empty disables rescans)";
+            throw flag != null ? new ParameterException(spec.commandLine(), message)
+                    : new Refusal(spec.commandLine(), message);
         }
     }
 
@@ -113,9 +127,10 @@ final class ServeCommand implements Callable<Integer> {
             port = Integer.parseInt(portPart);
         }
         if (colon < 0 || port < 0 || port > 65535 || hostPart.contains(":") && !value.contains("[")) {
-            throw new ParameterException(spec.commandLine(), "invalid " + (source == null ? "metrics address" : source)
-                    + " value \"" + value + "\": use HOST:PORT, :PORT or [IPv6]:PORT, or an empty value to turn"
-                    + " metrics off");
+            String message = "invalid " + (source == null ? "metrics address" : source) + " value \"" + value
+                    + "\": use HOST:PORT, :PORT or [IPv6]:PORT, or an empty value to turn metrics off";
+            throw flag != null ? new ParameterException(spec.commandLine(), message)
+                    : new Refusal(spec.commandLine(), message);
         }
         return Optional.of(hostPart.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(hostPart, port));
     }
@@ -136,7 +151,7 @@ final class ServeCommand implements Callable<Integer> {
 
     static void requireDirectory(CommandSpec spec, String option, Path dir) {
         if (!Files.isDirectory(dir)) {
-            throw new ParameterException(spec.commandLine(), option + " " + dir + " is not a directory");
+            throw new Refusal(spec.commandLine(), option + " " + dir + " is not a directory");
         }
     }
 }

@@ -20,7 +20,9 @@ import picocli.CommandLine.Command;
  * java -jar vgpu-daemon.jar discover --format json
  * java -jar vgpu-daemon.jar demo
  * </pre>
- * Usage errors (including a malformed {@code VFIO_VGPU_RESCAN_INTERVAL}) exit with code 2.
+ * Usage errors exit with code 2 after the usage help; so do conditions that stop a command before it starts
+ * (a missing {@code --pci-ids} file, a malformed {@code VFIO_VGPU_RESCAN_INTERVAL}), with one message and no
+ * usage help.
  */
 @Command(name = "vgpu-daemon", mixinStandardHelpOptions = true, versionProvider = VgpuDaemon.Version.class,
         description = "Kubernetes device plugin for NVIDIA GPUs and vGPUs on KubeVirt.",
@@ -66,6 +68,16 @@ public final class VgpuDaemon implements Runnable {
         cli.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
         cli.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
         cli.setCaseInsensitiveEnumValuesAllowed(true);
+        cli.setUsageHelpWidth(HelpText.WIDTH);
+        HelpText.install(cli);
+        CommandLine.IParameterExceptionHandler usageErrors = cli.getParameterExceptionHandler();
+        cli.setParameterExceptionHandler((e, given) -> {
+            if (e instanceof Refusal) {
+                e.getCommandLine().getErr().println(e.getMessage());
+                return 2;
+            }
+            return usageErrors.handleParseException(e, given);
+        });
         return cli.execute(withDefaultSubcommand(args));
     }
 
@@ -84,12 +96,21 @@ public final class VgpuDaemon implements Runnable {
         throw new IllegalStateException("unreachable: serve is the default subcommand");
     }
 
-    /** The version from the jar manifest, when packaged. */
+    /**
+     * {@code --version}: the project version from the jar manifest ({@code Implementation-Version}; "development
+     * build" when run from classes), the bundled pci.ids version and the Java runtime.
+     */
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
             String v = VgpuDaemon.class.getPackage().getImplementationVersion();
-            return new String[] {"vgpu-daemon " + (v == null ? "(development build)" : v)};
+            return new String[] {
+                "vgpu-daemon " + (v == null ? "(development build)" : v),
+                "pci.ids: bundled NVIDIA section version " + PciIdsDatabase.bundledVersion()
+                        + " (used when --pci-ids is not given and no system pci.ids is found)",
+                "Java runtime: " + System.getProperty("java.runtime.version") + " ("
+                        + System.getProperty("java.vendor") + ", " + System.getProperty("java.vm.name") + ")",
+            };
         }
     }
 }

@@ -3,7 +3,6 @@ package dev.vgpu.daemon;
 import dev.vgpu.core.PciIds;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.DeviceSource;
-import dev.vgpu.core.spi.DeviceSources;
 import dev.vgpu.core.spi.Scanner;
 import dev.vgpu.nvml.Nvml;
 import java.nio.file.Files;
@@ -29,10 +28,10 @@ final class Wiring {
         if (!Files.isDirectory(hostRoot)) {
             throw new IllegalArgumentException("host root " + hostRoot + " is not a directory");
         }
-        List<DeviceSource> sources = DeviceSources.load();
+        List<DeviceSource> sources = options.sources();
         try (Nvml nvml = options.openNvml()) {
             LOG.info("discover: host root {}, sources {}, {}, pci.ids {}", hostRoot,
-                    sources.stream().map(DeviceSource::name).toList(), nvml.description(), pciIds);
+                    sources.stream().map(DeviceSource::name).toList(), nvml.description(), options.describePciIds());
             return new Scanner(hostRoot, pciIds, nvml.vgpuTypeResolver(), sources).scan(Snapshot.empty());
         }
     }

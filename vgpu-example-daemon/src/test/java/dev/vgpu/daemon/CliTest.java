@@ -120,7 +120,8 @@ class CliTest {
         assertThat(run("--help").out()).contains("serve", "discover", "demo");
         assertThat(run("serve", "--help").out()).contains("--host-root", "--device-plugin-dir", "--pci-ids",
                 "--rescan-interval", "--nvml-library", "--no-nvml", "VFIO_VGPU_RESCAN_INTERVAL");
-        assertThat(run("discover", "--help").out()).contains("--format", "--sample", "--host-root", "--pci-ids");
+        assertThat(run("discover", "--help").out()).contains("--format", "--sample", "--host-root", "--pci-ids",
+                "--sources");
     }
 
     @ParameterizedTest
@@ -199,5 +200,150 @@ class CliTest {
             assertThat(r.code()).isEqualTo(2);
             assertThat(r.err()).contains("cannot listen on", "for metrics and probes", "Address already in use");
         }
+    }
+
+    @Test
+    void anExplicitPciIdsFileThatIsMissingOrADirectoryStopsEveryCommandNamingTheFlagWithoutUsage() throws Exception {
+        String missing = tmp.resolve("gone/pci.ids").toString();
+        for (String[] args : List.of(
+                new String[] {"serve", "--host-root", tmp.toString(), "--device-plugin-dir", tmp.toString(),
+                    "--no-nvml", "--pci-ids", missing},
+                new String[] {"discover", "--host-root", tmp.toString(), "--no-nvml", "--pci-ids", missing},
+                new String[] {"demo", "--no-nvml", "--pci-ids", missing})) {
+            Result r = run(args);
+            assertThat(r.code()).as(String.join(" ", args)).isEqualTo(2);
+            assertThat(r.err()).contains("--pci-ids " + missing + " does not exist", "passthrough resource names")
+                    .doesNotContain("Usage:");
+        }
+        Result dir = run("discover", "--host-root", tmp.toString(), "--no-nvml", "--pci-ids", tmp.toString());
+        assertThat(dir.code()).isEqualTo(2);
+        assertThat(dir.err()).contains("--pci-ids " + tmp + " is a directory");
+    }
+
+    @Test
+    void anEmptyPciIdsFileIsValidAndGivesNumericNames() throws Exception {
+        Path empty = java.nio.file.Files.createFile(tmp.resolve("pci.ids"));
+        Result r = run("discover", "--sample", "passthrough", "--format", "json", "--no-nvml", "--pci-ids",
+                empty.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        List<String> names = new ArrayList<>();
+        new ObjectMapper().readTree(r.out()).get("resources").forEach(n -> names.add(n.get("resource").asText()));
+        assertThat(names).containsExactly("nvidia.com/22e8", "nvidia.com/2331", "nvidia.com/2335");
+    }
+
+    @Test
+    void anExplicitNvmlLibraryThatIsMissingStopsNamingTheFlag() {
+        String missing = tmp.resolve("libnvidia-ml.so.1").toString();
+        Result r = run("discover", "--host-root", tmp.toString(), "--nvml-library", missing);
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("--nvml-library " + missing + " does not exist").doesNotContain("Usage:");
+    }
+
+    @Test
+    void withoutPciIdsAndWithoutASystemFileTheBundledNvidiaSectionNamesPassthroughGpus() {
+        PciIdsDatabase none = PciIdsDatabase.firstOrBundled(List.of(tmp.resolve("a"), tmp.resolve("b")));
+        assertThat(none.description()).isEqualTo("bundled NVIDIA section, version 2025.06.09");
+        assertThat(none.names().deviceName("10de", "2335")).contains("GH100 [H200 SXM 141GB]");
+        assertThat(none.names().deviceName("10de", "26b9")).contains("AD102GL [L40S]");
+        assertThat(none.names().deviceName("8086", "1572")).as("only NVIDIA is bundled").isEmpty();
+    }
+
+    @Test
+    void aSystemPciIdsFileWinsOverTheBundledSectionAndItsVersionIsSaid() throws Exception {
+        Path file = tmp.resolve("pci.ids");
+        java.nio.file.Files.writeString(file, "#\n#\tVersion: 2020.01.01\n#\n10de  NVIDIA Corporation\n"
+                + "\t2331  Old name\n");
+        PciIdsDatabase db = PciIdsDatabase.firstOrBundled(List.of(tmp.resolve("missing"), file));
+        assertThat(db.description()).isEqualTo(file + " (version 2020.01.01)");
+        assertThat(db.names().deviceName("10de", "2331")).contains("Old name");
+    }
+
+    @Test
+    void versionSaysTheBuildThePciIdsVersionAndTheJavaRuntime() {
+        Result r = run("--version");
+        assertThat(r.code()).isZero();
+        assertThat(r.out()).contains("vgpu-daemon (development build)",
+                "pci.ids: bundled NVIDIA section version 2025.06.09",
+                "Java runtime: " + System.getProperty("java.runtime.version"));
+    }
+
+    @Test
+    void sourcesFromTheFlagOrTheEnvironmentRestrictTheScan() throws Exception {
+        Result flag = run(Map.of("VGPU_SOURCES", "mdev"), "discover", "--sample", "h200-sriov", "--format", "json",
+                "--no-nvml", "--sources", "passthrough");
+        assertThat(flag.code()).as(flag.err()).isZero();
+        List<String> sources = new ArrayList<>();
+        new ObjectMapper().readTree(flag.out()).get("resources").forEach(n -> sources.add(n.get("source").asText()));
+        assertThat(sources).containsExactly("passthrough");
+
+        Result env = run(Map.of("VGPU_SOURCES", " vendor-vfio , "), "discover", "--sample", "h200-sriov",
+                "--format", "json", "--no-nvml");
+        assertThat(env.code()).as(env.err()).isZero();
+        List<String> fromEnv = new ArrayList<>();
+        new ObjectMapper().readTree(env.out()).get("resources").forEach(n -> fromEnv.add(n.get("source").asText()));
+        assertThat(fromEnv).containsOnly("vendor-vfio").hasSize(2);
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "--sources passthrough,gpu-magic | ''             | unknown source \"gpu-magic\" in --sources",
+        "''                              | mdev,nope      | unknown source \"nope\" in VGPU_SOURCES",
+    })
+    void anUnknownSourceStopsServeAndDiscoverNamingIt(String flag, String env, String message) {
+        for (String command : List.of("serve", "discover")) {
+            List<String> args = new ArrayList<>(List.of(command, "--host-root", tmp.toString(), "--no-nvml"));
+            if (command.equals("serve")) {
+                args.addAll(List.of("--device-plugin-dir", tmp.toString()));
+            }
+            if (!flag.isEmpty()) {
+                args.addAll(List.of(flag.split(" ")));
+            }
+            Result r = run(env.isEmpty() ? Map.of() : Map.of("VGPU_SOURCES", env), args.toArray(String[]::new));
+            assertThat(r.code()).isEqualTo(2);
+            assertThat(r.err()).contains(message, "mdev, passthrough, vendor-vfio").doesNotContain("Usage:");
+        }
+    }
+
+    @Test
+    void usageHelpIsPrintedForUsageErrorsOnly() {
+        Result unknown = run("discover", "--colour");
+        assertThat(unknown.code()).isEqualTo(2);
+        assertThat(unknown.err()).contains("Unknown option: '--colour'", "Usage: vgpu-daemon discover");
+        Result dir = run("serve", "--host-root", tmp.toString(), "--device-plugin-dir", tmp.resolve("x").toString(),
+                "--no-nvml");
+        assertThat(dir.err()).contains("--device-plugin-dir").doesNotContain("Usage:");
+        Result env = run(Map.of("VFIO_VGPU_RESCAN_INTERVAL", "soon"), "serve", "--host-root", tmp.toString(),
+                "--device-plugin-dir", tmp.toString(), "--no-nvml");
+        assertThat(env.err()).contains("VFIO_VGPU_RESCAN_INTERVAL").doesNotContain("Usage:");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"--help", "serve --help", "discover --help", "demo --help"})
+    void helpWrapsAtWordBoundariesAndKeepsFileNamesWhole(String args) {
+        String help = run(args.split(" ")).out();
+        for (String line : help.split("\n")) {
+            assertThat(line.length() <= HelpText.WIDTH || !line.strip().contains(" "))
+                    .as("line over %d columns: %s", HelpText.WIDTH, line).isTrue();
+        }
+        if (!args.equals("--help")) {
+            assertThat(help).contains("/usr/share/misc/pci.ids", "/usr/share/hwdata/pci.ids", "libnvidia-ml.so.1");
+        }
+    }
+
+    @Test
+    void wrappingContinuesOptionTextUnderItsColumn() {
+        String row = "      --pci-ids=FILE        " + "word ".repeat(20).strip() + " /usr/share/hwdata/pci.ids end";
+        String wrapped = HelpText.wrap(row, 60);
+        assertThat(wrapped.lines()).allSatisfy(l -> assertThat(l.length()).isLessThanOrEqualTo(60));
+        assertThat(wrapped).contains("\n                              ").contains("/usr/share/hwdata/pci.ids");
+        assertThat(HelpText.wrap("short", 60)).isEqualTo("short");
+        assertThat(HelpText.wrap("a " + "x".repeat(70), 60)).isEqualTo("a\n" + "x".repeat(70));
+    }
+
+    @Test
+    void demoOffersOnlyWhatDemoUses() {
+        String help = run("demo", "--help").out();
+        assertThat(help).contains("--pci-ids", "--nvml-library", "--no-nvml")
+                .doesNotContain("--host-root", "--sources", "--device-plugin-dir", "--rescan-interval");
     }
 }

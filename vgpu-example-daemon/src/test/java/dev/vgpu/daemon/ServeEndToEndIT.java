@@ -52,7 +52,7 @@ class ServeEndToEndIT {
         try (StandInKubelet kubelet = StandInKubelet.start(dir);
              DaemonProcess daemon = DaemonProcess.start(DaemonProcess.jar().toString(), tmp.resolve("daemon.log"),
                      "serve", "--host-root", root.toString(), "--device-plugin-dir", dir.toString(),
-                     "--rescan-interval", "5s", "--pci-ids", tmp.resolve("no-pci.ids").toString(),
+                     "--rescan-interval", "5s", "--pci-ids", Files.createFile(tmp.resolve("empty-pci.ids")).toString(),
                      "--metrics-address", "127.0.0.1:0")) {
             kubelet.await(Duration.ofSeconds(60), k -> k.resources().keySet().containsAll(List.of(P118, P235, WHOLE_GPU))
                     && k.streaming(P118) && k.streaming(P235) && k.streaming(WHOLE_GPU));

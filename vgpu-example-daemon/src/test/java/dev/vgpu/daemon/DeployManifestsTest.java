@@ -1,0 +1,255 @@
+package dev.vgpu.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Renders {@code deploy/overlays/*} with {@code kubectl kustomize} (as a user would) and checks every rendered
+ * object. Without kubectl on the PATH this fails: {@code .ci/run} installs it.
+ */
+class DeployManifestsTest {
+
+    private static final String DEFAULT = "vgpu-device-plugin";
+    private static final String NVML = "vgpu-device-plugin-nvml";
+    private static final String METRICS_PORT =
+            ServeCommand.DEFAULT_METRICS_ADDRESS.substring(ServeCommand.DEFAULT_METRICS_ADDRESS.lastIndexOf(':') + 1);
+
+    static Map<String, List<JsonNode>> rendered = new TreeMap<>();
+
+    @BeforeAll
+    static void render(@TempDir Path tmp) throws Exception {
+        Path deploy = Path.of("").toAbsolutePath().getParent().resolve("deploy");
+        assertThat(deploy.resolve("overlays")).as("the repository's deploy/overlays").isDirectory();
+        for (String overlay : List.of("default", "nvml")) {
+            rendered.put(overlay, kustomize(deploy.resolve("overlays").resolve(overlay), tmp));
+        }
+    }
+
+    static List<JsonNode> kustomize(Path overlay, Path tmp) throws IOException, InterruptedException {
+        Path out = tmp.resolve(overlay.getFileName() + ".yaml");
+        Path err = tmp.resolve(overlay.getFileName() + ".err");
+        Process kubectl;
+        try {
+            kubectl = new ProcessBuilder("kubectl", "kustomize", overlay.toString())
+                    .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        } catch (IOException e) {
+            throw new AssertionError("kubectl is needed to render deploy/overlays (.ci/run installs Debian's "
+                    + "kubernetes-client when it is missing): " + e.getMessage(), e);
+        }
+        if (!kubectl.waitFor(120, TimeUnit.SECONDS)) {
+            kubectl.destroyForcibly();
+            throw new AssertionError("kubectl kustomize " + overlay + " did not finish");
+        }
+        assertThat(kubectl.exitValue()).as("kubectl kustomize %s: %s", overlay, Files.readString(err)).isZero();
+        List<JsonNode> objects = new ArrayList<>();
+        new ObjectMapper(new YAMLFactory()).readerFor(JsonNode.class)
+                .<JsonNode>readValues(Files.readString(out, StandardCharsets.UTF_8))
+                .forEachRemaining(node -> {
+                    if (node != null && !node.isNull() && !node.isMissingNode()) {
+                        objects.add(node);
+                    }
+                });
+        return objects;
+    }
+
+    static JsonNode daemonSet(String overlay) {
+        List<JsonNode> objects = rendered.get(overlay);
+        assertThat(objects).as("objects rendered by %s", overlay).hasSize(1);
+        JsonNode ds = objects.get(0);
+        assertThat(ds.path("apiVersion").asText()).isEqualTo("apps/v1");
+        assertThat(ds.path("kind").asText()).isEqualTo("DaemonSet");
+        return ds;
+    }
+
+    static JsonNode container(JsonNode ds) {
+        JsonNode containers = ds.at("/spec/template/spec/containers");
+        assertThat(containers).hasSize(1);
+        return containers.get(0);
+    }
+
+    @Test
+    void theOverlaysHaveDistinctNamesAndSelectorsThatMatchTheirOwnPodsOnly() {
+        JsonNode plain = daemonSet("default");
+        JsonNode nvml = daemonSet("nvml");
+        assertThat(plain.at("/metadata/name").asText()).isEqualTo(DEFAULT);
+        assertThat(nvml.at("/metadata/name").asText()).isEqualTo(NVML);
+        for (JsonNode ds : List.of(plain, nvml)) {
+            assertThat(ds.at("/metadata/namespace").asText()).isEqualTo("kube-system");
+            Map<String, String> selector = labels(ds.at("/spec/selector/matchLabels"));
+            assertThat(labels(ds.at("/spec/template/metadata/labels"))).containsAllEntriesOf(selector);
+            assertThat(selector).containsEntry("app.kubernetes.io/instance", ds.at("/metadata/name").asText());
+        }
+        assertThat(labels(nvml.at("/spec/template/metadata/labels")))
+                .as("the NVML pods must not match the default selector")
+                .doesNotContainEntry("app.kubernetes.io/instance", DEFAULT);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"default", "nvml"})
+    void everyPodIsHardenedAndProbedOverTheMetricsPort(String overlay) {
+        JsonNode ds = daemonSet(overlay);
+        JsonNode pod = ds.at("/spec/template/spec");
+        assertThat(pod.path("automountServiceAccountToken").isBoolean()).isTrue();
+        assertThat(pod.path("automountServiceAccountToken").asBoolean()).isFalse();
+        assertThat(pod.at("/securityContext/seccompProfile/type").asText()).isEqualTo("RuntimeDefault");
+        JsonNode c = container(ds);
+        assertThat(c.at("/securityContext/readOnlyRootFilesystem").asBoolean()).isTrue();
+
+        List<String> args = strings(c.path("args"));
+        assertThat(args.get(0)).isEqualTo("serve");
+        assertThat(args).contains("--host-root=/host", "--device-plugin-dir=/var/lib/kubelet/device-plugins",
+                "--metrics-address=" + ServeCommand.DEFAULT_METRICS_ADDRESS);
+
+        JsonNode port = c.path("ports").get(0);
+        assertThat(c.path("ports")).hasSize(1);
+        assertThat(port.path("name").asText()).isEqualTo("metrics");
+        assertThat(port.path("containerPort").asText()).isEqualTo(METRICS_PORT);
+        assertThat(port.path("protocol").asText()).isEqualTo("TCP");
+        assertThat(c.at("/livenessProbe/httpGet/path").asText()).isEqualTo("/healthz");
+        assertThat(c.at("/livenessProbe/httpGet/port").asText()).isEqualTo("metrics");
+        assertThat(c.at("/readinessProbe/httpGet/path").asText()).isEqualTo("/readyz");
+        assertThat(c.at("/readinessProbe/httpGet/port").asText()).isEqualTo("metrics");
+
+        Set<String> volumes = new HashSet<>();
+        pod.path("volumes").forEach(v -> volumes.add(v.path("name").asText()));
+        c.path("volumeMounts").forEach(m -> assertThat(volumes).as("volume of mount %s", m.path("mountPath"))
+                .contains(m.path("name").asText()));
+        assertThat(strings(c.path("volumeMounts")).toString()).contains("/var/lib/kubelet/device-plugins",
+                "/host/sys", "/host/dev/vfio");
+    }
+
+    @Test
+    void theDefaultIsUnprivilegedWithItsOwnFootprint() {
+        JsonNode c = container(daemonSet("default"));
+        assertThat(c.at("/securityContext/privileged").asBoolean()).isFalse();
+        assertThat(c.at("/securityContext/allowPrivilegeEscalation").isBoolean()).isTrue();
+        assertThat(c.at("/securityContext/allowPrivilegeEscalation").asBoolean()).isFalse();
+        assertThat(strings(c.at("/securityContext/capabilities/drop"))).containsExactly("ALL");
+        assertThat(c.at("/resources").toString())
+                .isEqualTo("{\"limits\":{\"memory\":\"192Mi\"},\"requests\":{\"cpu\":\"10m\",\"memory\":\"96Mi\"}}");
+        assertThat(env(c)).containsOnlyKeys("JAVA_TOOL_OPTIONS").containsEntry("JAVA_TOOL_OPTIONS",
+                "-XX:+UseSerialGC -Xss512k -XX:MaxRAM=192m -XX:MaxRAMPercentage=60 -XX:TieredStopAtLevel=1 "
+                        + "-XX:+ExitOnOutOfMemoryError");
+    }
+
+    @Test
+    void theNvmlVariantIsPrivilegedAndBindsTheDriverLibrary() {
+        JsonNode ds = daemonSet("nvml");
+        JsonNode c = container(ds);
+        assertThat(c.at("/securityContext/privileged").asBoolean()).isTrue();
+        assertThat(c.at("/securityContext").has("allowPrivilegeEscalation"))
+                .as("the API refuses allowPrivilegeEscalation: false with privileged: true").isFalse();
+        assertThat(c.at("/resources").toString())
+                .isEqualTo("{\"limits\":{\"memory\":\"256Mi\"},\"requests\":{\"cpu\":\"10m\",\"memory\":\"128Mi\"}}");
+        assertThat(env(c)).containsEntry("LD_LIBRARY_PATH", "/host-driver-lib").containsEntry("JAVA_TOOL_OPTIONS",
+                "-XX:+UseSerialGC -Xss512k -XX:MaxRAM=256m -XX:MaxRAMPercentage=60 -XX:TieredStopAtLevel=1 "
+                        + "-XX:+ExitOnOutOfMemoryError");
+        Map<String, String> mounts = new TreeMap<>();
+        c.path("volumeMounts").forEach(m -> mounts.put(m.path("mountPath").asText(), m.path("name").asText()));
+        assertThat(mounts).containsEntry("/host-driver-lib/libnvidia-ml.so.1", "nvml-library")
+                .containsEntry("/dev/nvidiactl", "nvidiactl").containsEntry("/dev/nvidia0", "nvidia0")
+                .containsEntry("/var/lib/kubelet/device-plugins", "device-plugins");
+    }
+
+    /** Node labels → which DaemonSets the scheduler places there: at most one, and the right one. */
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "vm-passthrough|        | default",
+        "vm-vgpu       |        | default",
+        "vm-vgpu       | true   | nvml",
+        "vm-passthrough| true   | ",
+        "vm-vgpu       | false  | default",
+        "container     |        | ",
+        "container     | true   | ",
+        "              |        | ",
+    })
+    void eachVmNodeRunsExactlyOneVariant(String row) {
+        String[] cells = row.split("\\|", -1);
+        Map<String, String> node = new TreeMap<>();
+        if (!cells[0].isBlank()) {
+            node.put("nvidia.com/gpu.workload.config", cells[0].strip());
+        }
+        if (!cells[1].isBlank()) {
+            node.put("vgpu.dev/nvml", cells[1].strip());
+        }
+        List<String> placed = new ArrayList<>();
+        for (String overlay : rendered.keySet()) {
+            if (schedulable(daemonSet(overlay).at("/spec/template/spec"), node)) {
+                placed.add(overlay);
+            }
+        }
+        assertThat(placed).as("variants placed on a node labelled %s", node)
+                .isEqualTo(cells[2].isBlank() ? List.of() : List.of(cells[2].strip()));
+    }
+
+    /** The scheduler's rule for nodeSelector and required node affinity (terms ORed, expressions ANDed). */
+    static boolean schedulable(JsonNode pod, Map<String, String> node) {
+        if (!labels(pod.path("nodeSelector")).entrySet().stream()
+                .allMatch(e -> e.getValue().equals(node.get(e.getKey())))) {
+            return false;
+        }
+        JsonNode terms = pod.at("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms");
+        if (terms.isMissingNode()) {
+            return true;
+        }
+        for (JsonNode term : terms) {
+            boolean all = true;
+            for (JsonNode expression : term.path("matchExpressions")) {
+                all &= matches(expression, node);
+            }
+            if (all) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static boolean matches(JsonNode expression, Map<String, String> node) {
+        String value = node.get(expression.path("key").asText());
+        List<String> values = strings(expression.path("values"));
+        return switch (expression.path("operator").asText()) {
+            case "In" -> value != null && values.contains(value);
+            case "NotIn" -> value == null || !values.contains(value);
+            case "Exists" -> value != null;
+            case "DoesNotExist" -> value == null;
+            default -> throw new AssertionError("operator not modelled here: " + expression);
+        };
+    }
+
+    static Map<String, String> env(JsonNode container) {
+        Map<String, String> env = new TreeMap<>();
+        container.path("env").forEach(e -> env.put(e.path("name").asText(), e.path("value").asText()));
+        return env;
+    }
+
+    static Map<String, String> labels(JsonNode object) {
+        Map<String, String> map = new TreeMap<>();
+        object.properties().forEach(e -> map.put(e.getKey(), e.getValue().asText()));
+        return map;
+    }
+
+    static List<String> strings(JsonNode array) {
+        List<String> list = new ArrayList<>();
+        array.forEach(n -> list.add(n.isValueNode() ? n.asText() : n.toString()));
+        return list;
+    }
+}
