@@ -37,7 +37,8 @@ class KubeletInterplayTest {
             h.await(k -> k.resources().containsKey(H200.fullName()));
             assertThat(h.kubelet.registrations()).extracting(Registration::resourceName)
                     .containsExactly(H200.fullName());
-            assertThat(h.manager.plugin(H200).registered()).isTrue();
+            // The kubelet dials back during Register, so its list can arrive before the Register call returns.
+            await().atMost(Harness.WAIT).until(() -> h.manager.plugin(H200).registered());
         }
     }
 
