@@ -23,7 +23,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Builds Allocate answers as KubeVirt reads them (DESIGN.md "Allocate"), after re-checking every device in sysfs.
+ * Builds Allocate answers as KubeVirt reads them (docs/DOMAIN.md §3), after re-checking every device in sysfs.
  *
  * <p>VFIO PCI devices (passthrough, vendor-VFIO VFs): env {@code PCI_RESOURCE_…} with the requested BDFs;
  * {@code /dev/vfio/vfio}, each group node, and with iommufd {@code /dev/iommu} plus the {@code vfioN} cdev of
