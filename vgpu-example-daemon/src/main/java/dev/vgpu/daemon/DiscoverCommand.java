@@ -10,7 +10,7 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
-/** {@code discover}: one scan, printed as a table or the JSON document of DESIGN.md, then exit 0. */
+/** {@code discover}: one scan, printed as a table or the JSON document of docs/ARCHITECTURE.md, then exit 0. */
 @Command(name = "discover", mixinStandardHelpOptions = true,
         description = {"Scan once and print what would be advertised and what was skipped, with reasons.",
             "With --format json, stdout carries only the JSON document; logs go to stderr."})

@@ -14,7 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** Renders a snapshot as the {@code discover} command prints it: the JSON contract of DESIGN.md, or a table. */
+/** Renders a snapshot as the {@code discover} command prints it: the JSON contract of docs/ARCHITECTURE.md, or a table. */
 final class DiscoveryReport {
 
     // Streaming generator only (jackson-core): the daemon jar carries no data-binding library for one document.

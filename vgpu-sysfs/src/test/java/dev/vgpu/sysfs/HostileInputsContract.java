@@ -17,7 +17,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** DOMAIN.md §8 traps 1-12 and other hostile trees: every bad device is a skip or ignored, never a crash. */
+/** docs/DOMAIN.md §8 traps 1-12 and other hostile trees: every bad device is a skip or ignored, never a crash. */
 abstract class HostileInputsContract extends SourceTestBase {
 
     static final String GPU = "0000:41:00.0";

@@ -143,6 +143,20 @@ public final class StandInKubelet implements AutoCloseable {
                 .addContainerRequests(ContainerAllocateRequest.newBuilder().addAllDevicesIds(deviceIds)).build());
     }
 
+    /**
+     * Calls Allocate like {@link #allocate(String, List)} and returns the single container's answer in plain types.
+     *
+     * @param resourceName the full resource name, {@code nvidia.com/...}
+     * @param deviceIds    the devices to allocate
+     * @return the environment and the device nodes' host paths
+     * @throws StatusRuntimeException with the plugin's status when it refuses
+     */
+    public Allocation allocation(String resourceName, List<String> deviceIds) {
+        var container = allocate(resourceName, deviceIds).getContainerResponses(0);
+        return new Allocation(container.getEnvsMap(),
+                container.getDevicesList().stream().map(d -> d.getHostPath()).toList());
+    }
+
     /** Calls Allocate with any request, several container requests say. */
     public AllocateResponse allocate(String resourceName, AllocateRequest request) {
         return connection(resourceName).blocking().allocate(request);
