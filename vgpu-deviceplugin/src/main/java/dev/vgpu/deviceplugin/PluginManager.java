@@ -16,6 +16,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -31,6 +33,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,11 +51,20 @@ import org.slf4j.LoggerFactory;
  * periodic check) combined with GPU faults fed through {@link #markGpuUnhealthy}. The same checks re-serve and
  * re-register every resource when the kubelet restarts (its socket or ours is replaced).
  *
- * <p>Threads: the caller's thread runs {@code apply}, {@code markGpu…} and {@code close}, serialized by
- * {@code lock}, which guards {@code plugins} writes and {@code closed}; {@code plugins} is republished as an
- * immutable map for the checks. Two scheduler threads ({@code vgpu-dp-scheduler-N}) run registration attempts and
- * checks ({@link PluginChecks}); one watch thread ({@code vgpu-dp-watch}) only queues checks; each plugin owns an event-loop thread and
- * two gRPC threads that end when it stops. {@code gpuFaults} is a concurrent map read by any thread.
+ * <p>Threads and state (see docs/ARCHITECTURE.md, "Threads and state"):
+ * <ul>
+ * <li>{@code apply} runs on the caller's thread (the rescan loop's); {@code applying} orders applies against each
+ *     other and nothing else takes it. {@code lock} guards only the switch of {@code plugins} and {@code closed};
+ *     no plugin is started, updated, retired or stopped while it is held, since those may wait for a server to
+ *     shut down. {@code plugins} is republished as an immutable map, read by any thread without a lock.</li>
+ * <li>Two scheduler threads ({@code vgpu-dp-scheduler-N}) run the checks ({@link PluginChecks}), registration
+ *     attempts ({@link Registrar}, whose Register call is asynchronous, so a hung kubelet holds no thread) and
+ *     the queued GPU-fault changes ({@link GpuFaults}, their one owner); one watch thread ({@code vgpu-dp-watch})
+ *     only queues checks.</li>
+ * <li>{@code markGpu…} may be called from any thread (the XID watcher's callback) and only queue work.</li>
+ * <li>Each plugin owns its event-loop and gRPC threads, which end when it stops; its own state is guarded by its
+ *     own locks ({@link ResourcePlugin}).</li>
+ * </ul>
  */
 public final class PluginManager implements SnapshotSink, AutoCloseable {
 
@@ -60,10 +72,10 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
 
     private final Path devicePluginDir;
     private final AtomicReference<Snapshot> snapshot = new AtomicReference<>(Snapshot.empty());
-    private final Map<PciAddress, String> gpuFaults = new ConcurrentHashMap<>();
-    /** Physical GPU with a fault → the functions marked for it (itself and its VFs); guarded by {@code lock}. */
-    private final Map<PciAddress, Set<PciAddress>> faultyFunctions = new TreeMap<>();
+    private final GpuFaults faults;
     private final Object lock = new Object();
+    /** Orders {@code apply} calls against each other; nothing else takes it (see the class comment). */
+    private final ReentrantLock applying = new ReentrantLock();
     private final ScheduledThreadPoolExecutor scheduler;
     private final UnixDomainTransport kubeletClient;
     private final PluginEnvironment env;
@@ -84,8 +96,10 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         });
         this.scheduler.setRemoveOnCancelPolicy(true);
         this.kubeletClient = UnixDomainTransport.create("vgpu-dp-kubelet-client", 1, 1);
-        this.env = new PluginEnvironment(new HostFiles(b.hostRoot), b.devicePluginDir, snapshot::get, scheduler,
-                kubeletClient, b.backoffInitial, b.backoffMax, this::gpuFaulty,
+        HostFiles files = new HostFiles(b.hostRoot);
+        this.faults = new GpuFaults(files, () -> plugins.values(), scheduler);
+        this.env = new PluginEnvironment(files, b.devicePluginDir, snapshot::get, scheduler,
+                kubeletClient, b.backoffInitial, b.backoffMax, faults::faulty,
                 new Rechecks(Host.of(b.hostRoot), b.sources), b.observer);
         try {
             this.checks = new PluginChecks(() -> plugins.values(), this::noticeKubelet, scheduler,
@@ -115,10 +129,13 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
      */
     public Plan apply(Snapshot next) {
         Objects.requireNonNull(next, "next");
-        synchronized (lock) {
+        applying.lock();
+        try {
             Plan plan = Reconciler.plan(snapshot.get(), next);
             apply(next, plan);
             return plan;
+        } finally {
+            applying.unlock();
         }
     }
 
@@ -136,88 +153,90 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
     public void apply(Snapshot next, Plan plan) {
         Objects.requireNonNull(next, "next");
         Objects.requireNonNull(plan, "plan");
-        synchronized (lock) {
-            if (closed) {
-                throw new IllegalStateException("plugin manager is closed");
-            }
-            snapshot.set(next);
-            SortedMap<ResourceName, ResourcePlugin> map = new TreeMap<>(plugins);
-            for (Plan.Change change : plan.changes()) {
-                try {
-                    applyOne(change, map);
-                } catch (RuntimeException e) {
-                    LOG.error("Could not apply {} to {}: {}", change.getClass().getSimpleName(), change.resource(),
-                            e.toString(), e);
+        applying.lock();
+        try {
+            List<Runnable> work = new ArrayList<>();
+            synchronized (lock) {
+                if (closed) {
+                    throw new IllegalStateException("plugin manager is closed");
                 }
-                plugins = Collections.unmodifiableSortedMap(new TreeMap<>(map));
+                snapshot.set(next);
+                SortedMap<ResourceName, ResourcePlugin> map = new TreeMap<>(plugins);
+                for (Plan.Change change : plan.changes()) {
+                    try {
+                        work.add(plan(change, map));
+                    } catch (RuntimeException e) {
+                        LOG.error("Could not apply {} to {}: {}", change.getClass().getSimpleName(),
+                                change.resource(), e.toString(), e);
+                    }
+                }
+                plugins = Collections.unmodifiableSortedMap(map);
             }
+            // Outside the lock: starting, updating and retiring plugins may wait for a server to shut down.
+            for (Runnable step : work) {
+                try {
+                    step.run();
+                } catch (RuntimeException e) {
+                    LOG.error("Could not apply a change: {}", e.toString(), e);
+                }
+            }
+        } finally {
+            applying.unlock();
         }
     }
 
-    private void applyOne(Plan.Change change, SortedMap<ResourceName, ResourcePlugin> map) {
+    /** Changes the map for one change (under {@code lock}) and returns what to do to the plugin afterwards. */
+    private Runnable plan(Plan.Change change, SortedMap<ResourceName, ResourcePlugin> map) {
         ResourcePlugin existing = map.get(change.resource());
         if (change instanceof Plan.Remove) {
-            if (existing != null) {
-                existing.retire();
-                map.remove(change.resource());
-                LOG.info("Removed {}", change.resource());
+            if (existing == null) {
+                return () -> { };
             }
-            return;
+            map.remove(change.resource());
+            return () -> {
+                existing.retire();
+                LOG.info("Removed {}", change.resource());
+            };
         }
         Resource next = change instanceof Plan.Add add ? add.next() : ((Plan.Update) change).next();
         if (existing != null) {
-            List<String> before = existing.advertised().devices().stream().map(Device::id).toList();
-            existing.update(next);
-            TreeSet<String> in = new TreeSet<>(next.ids());
-            in.removeAll(before);
-            TreeSet<String> out = new TreeSet<>(before);
-            out.removeAll(next.ids());
-            LOG.info("Updated {}: {} devices, in {}, out {}", next.name(), next.devices().size(), in, out);
-            return;
+            return () -> {
+                List<String> before = existing.advertised().devices().stream().map(Device::id).toList();
+                existing.update(next);
+                TreeSet<String> in = new TreeSet<>(next.ids());
+                in.removeAll(before);
+                TreeSet<String> out = new TreeSet<>(before);
+                out.removeAll(next.ids());
+                LOG.info("Updated {}: {} devices, in {}, out {}", next.name(), next.devices().size(), in, out);
+            };
         }
         ResourcePlugin plugin = new ResourcePlugin(next, env);
         map.put(next.name(), plugin);
-        plugin.start();
-        LOG.info("Added {} with {} devices {}", next.name(), next.devices().size(), next.ids());
+        return () -> {
+            plugin.start();
+            LOG.info("Added {} with {} devices {}", next.name(), next.devices().size(), next.ids());
+        };
     }
 
     /**
      * Marks unhealthy every device whose parent is {@code gpu} (its VFs and mdevs) and the device that is
      * {@code gpu} itself, and the devices on its SR-IOV VFs (an mdev whose parent is a VF of {@code gpu}), until
      * {@link #markGpuHealthy}. Devices added later on that GPU start unhealthy too.
-     * Meant for NVML XID events; may be called from any thread.
+     * Meant for NVML XID events; may be called from any thread, and returns at once: the change (which reads
+     * the GPU's VFs in sysfs) is queued and applied in order on the manager's scheduler, without any lock held.
      */
     public void markGpuUnhealthy(PciAddress gpu, String reason) {
         Objects.requireNonNull(gpu, "gpu");
-        synchronized (lock) {
-            // NVML names the physical GPU; on Ampere SR-IOV hosts an mdev's parent is one of its VFs.
-            Set<PciAddress> functions = new TreeSet<>(faultyFunctions.getOrDefault(gpu, Set.of()));
-            functions.add(gpu);
-            functions.addAll(env.files().virtualFunctions(gpu));
-            faultyFunctions.put(gpu, Set.copyOf(functions));
-            SortedSet<ResourceName> affected = new TreeSet<>();
-            for (PciAddress function : functions) {
-                gpuFaults.put(function, reason == null ? "" : reason);
-                plugins.values().stream().filter(p -> p.gpuFault(function, true)).map(ResourcePlugin::name)
-                        .forEach(affected::add);
-            }
-            LOG.warn("GPU {} reported a fault ({}): its devices in {} are unhealthy", gpu, reason, affected);
-        }
+        faults.markUnhealthy(gpu, reason);
     }
 
-    /** Clears a fault set by {@link #markGpuUnhealthy}; devices whose group node is present become healthy. */
+    /**
+     * Clears a fault set by {@link #markGpuUnhealthy}; devices whose group node is present become healthy. Queued
+     * like {@link #markGpuUnhealthy}: returns at once.
+     */
     public void markGpuHealthy(PciAddress gpu) {
         Objects.requireNonNull(gpu, "gpu");
-        synchronized (lock) {
-            Set<PciAddress> functions = faultyFunctions.remove(gpu);
-            if (functions != null) {
-                for (PciAddress function : functions) {
-                    gpuFaults.remove(function);
-                    plugins.values().forEach(p -> p.gpuFault(function, false));
-                }
-                LOG.info("GPU {} fault cleared", gpu);
-            }
-        }
+        faults.markHealthy(gpu);
     }
 
     /**
@@ -256,14 +275,17 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
      */
     @Override
     public void close() {
+        Collection<ResourcePlugin> running;
         synchronized (lock) {
             if (closed) {
                 return;
             }
             closed = true;
-            plugins.values().forEach(ResourcePlugin::stop);
+            running = plugins.values();
             plugins = Collections.emptySortedMap();
         }
+        // Outside the lock: each stop may wait for its server to shut down.
+        running.forEach(ResourcePlugin::stop);
         checks.close();
         scheduler.shutdownNow();
         try {
@@ -280,10 +302,6 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
     /** Package-private view for tests: the plugin serving {@code name}. */
     ResourcePlugin plugin(ResourceName name) {
         return plugins.get(name);
-    }
-
-    private boolean gpuFaulty(Device device) {
-        return !gpuFaults.isEmpty() && gpuFaults.keySet().stream().anyMatch(g -> AdvertisedDevices.belongsTo(device, g));
     }
 
     /** Configures a {@link PluginManager}; not thread-safe. */

@@ -5,8 +5,10 @@ import dev.vgpu.core.ResourceName;
 import dev.vgpu.deviceplugin.v1beta1.DevicePluginOptions;
 import dev.vgpu.deviceplugin.v1beta1.RegisterRequest;
 import dev.vgpu.deviceplugin.v1beta1.RegistrationGrpc;
+import dev.vgpu.deviceplugin.v1beta1.Empty;
 import io.grpc.ManagedChannel;
-import io.grpc.StatusRuntimeException;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Future;
@@ -20,14 +22,36 @@ import org.slf4j.LoggerFactory;
  * cancelled; logs once per change of outcome (not once per attempt).
  *
  * <p>Threads: {@link #request()} and {@link #cancel()} come from the plugin's lifecycle (under its lock);
- * attempts run on the shared scheduler. The fields below are guarded by {@code this}; the blocking Register call
- * runs without holding it, and its result is dropped when a newer round (or a cancel) began meanwhile.
+ * attempts start on the shared scheduler and never block it: the Register call is asynchronous and its answer
+ * arrives on the kubelet client's executor, so a kubelet that never answers holds no scheduler thread (health
+ * and kubelet-watch checks share that scheduler). The fields below are guarded by {@code this}; an answer is
+ * dropped when a newer round (or a cancel) began meanwhile.
  */
 final class Registrar {
 
     private static final Logger LOG = LoggerFactory.getLogger(Registrar.class);
     /** Longer than the kubelet's own 10 s dial back to the plugin socket. */
     private static final Duration REGISTER_DEADLINE = Duration.ofSeconds(15);
+
+    /**
+     * How one attempt ended.
+     *
+     * @param state  what happened, stable from try to try (compared to log once per change)
+     * @param detail what varies from try to try (a status description, an exception), for the log
+     */
+    record Outcome(String state, String detail) {
+        static final Outcome REGISTERED = new Outcome("", "");
+        static final Outcome NONE = new Outcome("not tried yet", "");
+
+        boolean registered() {
+            return state.isEmpty();
+        }
+
+        @Override
+        public String toString() {
+            return detail.isEmpty() ? state : state + " (" + detail + ")";
+        }
+    }
 
     private final ResourceName name;
     private final PluginEnvironment env;
@@ -38,7 +62,7 @@ final class Registrar {
     private boolean inFlight;
     private KubeletSocket registeredWith;
     private Optional<KubeletSocket> lastTried = Optional.empty();
-    private String lastOutcome = "";
+    private Outcome lastOutcome = Outcome.NONE;
 
     Registrar(ResourceName name, PluginEnvironment env, DevicePluginOptions options) {
         this.name = name;
@@ -84,7 +108,7 @@ final class Registrar {
         }
     }
 
-    /** Whether the last registration succeeded and still holds (for tests). */
+    /** Whether the last registration succeeded and still holds. */
     synchronized boolean registered() {
         return registeredWith != null;
     }
@@ -101,6 +125,7 @@ final class Registrar {
         }
     }
 
+    /** Starts one attempt; returns at once, the answer finishes it. */
     private void attempt(long forRound, Duration nextDelay) {
         synchronized (this) {
             if (forRound != round) {
@@ -113,64 +138,75 @@ final class Registrar {
         synchronized (this) {
             lastTried = kubelet;
         }
-        String outcome;
         if (kubelet.isEmpty()) {
-            outcome = "kubelet socket " + env.kubeletSocket() + " is missing";
-        } else {
-            outcome = register();
+            finish(forRound, nextDelay, kubelet, new Outcome("kubelet socket " + env.kubeletSocket() + " is missing",
+                    ""));
+            return;
         }
+        ManagedChannel channel;
+        try {
+            channel = env.kubeletClient().dial(env.kubeletSocket());
+        } catch (RuntimeException e) {
+            finish(forRound, nextDelay, kubelet, new Outcome("cannot reach the kubelet", e.toString()));
+            return;
+        }
+        try {
+            RegistrationGrpc.newStub(channel).withDeadlineAfter(REGISTER_DEADLINE.toMillis(), TimeUnit.MILLISECONDS)
+                    .register(request, new StreamObserver<>() {
+                        private boolean answered;
+
+                        @Override
+                        public void onNext(Empty value) {
+                            answered = true;
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {
+                            channel.shutdownNow();
+                            Status status = Status.fromThrowable(t);
+                            finish(forRound, nextDelay, kubelet, new Outcome("kubelet answered " + status.getCode(),
+                                    status.getDescription() == null ? "" : status.getDescription()));
+                        }
+
+                        @Override
+                        public void onCompleted() {
+                            channel.shutdownNow();
+                            finish(forRound, nextDelay, kubelet, answered ? Outcome.REGISTERED
+                                    : new Outcome("kubelet answered nothing", ""));
+                        }
+                    });
+        } catch (RuntimeException | LinkageError e) {
+            // A missing class (a module left off the module path, for example) must not end the retries silently.
+            channel.shutdownNow();
+            finish(forRound, nextDelay, kubelet, new Outcome("registration failed inside this process", e.toString()));
+        }
+    }
+
+    /** Records an attempt's outcome: success, or a retry after {@code nextDelay} (doubled up to the cap). */
+    private void finish(long forRound, Duration nextDelay, Optional<KubeletSocket> kubelet, Outcome outcome) {
         synchronized (this) {
             inFlight = false;
             if (forRound != round) {
                 return;
             }
-            boolean changed = !stateOf(outcome).equals(stateOf(lastOutcome));
+            boolean changed = !outcome.state().equals(lastOutcome.state());
             lastOutcome = outcome;
-            if (outcome.isEmpty()) {
-                registeredWith = kubelet.get();
+            if (outcome.registered()) {
+                registeredWith = kubelet.orElseThrow();
                 LOG.info("Registered {} with the kubelet (endpoint {})", name, request.getEndpoint());
-                env.observer().registered(name);
+            } else {
+                if (changed) {
+                    LOG.warn("Cannot register {} with the kubelet: {}; retrying with backoff up to {}", name, outcome,
+                            Durations.formatGo(env.backoffMax()));
+                } else {
+                    LOG.debug("Registration of {} still failing: {}; next try in {}", name, outcome,
+                            Durations.formatGo(nextDelay));
+                }
+                Duration doubled = nextDelay.multipliedBy(2);
+                schedule(forRound, nextDelay, doubled.compareTo(env.backoffMax()) > 0 ? env.backoffMax() : doubled);
                 return;
             }
-            if (changed) {
-                LOG.warn("Cannot register {} with the kubelet: {}; retrying with backoff up to {}", name, outcome,
-                        Durations.formatGo(env.backoffMax()));
-            } else {
-                LOG.debug("Registration of {} still failing: {}; next try in {}", name, outcome,
-                        Durations.formatGo(nextDelay));
-            }
-            Duration doubled = nextDelay.multipliedBy(2);
-            schedule(forRound, nextDelay, doubled.compareTo(env.backoffMax()) > 0 ? env.backoffMax() : doubled);
         }
-    }
-
-    /** The part of an outcome that names the state, without the details that vary from try to try. */
-    private static String stateOf(String outcome) {
-        int detail = outcome.indexOf(" (");
-        return detail < 0 ? outcome : outcome.substring(0, detail);
-    }
-
-    /** One Register call; the empty string on success, else what went wrong. */
-    private String register() {
-        ManagedChannel channel = null;
-        try {
-            channel = env.kubeletClient().dial(env.kubeletSocket());
-            RegistrationGrpc.newBlockingStub(channel)
-                    .withDeadlineAfter(REGISTER_DEADLINE.toMillis(), TimeUnit.MILLISECONDS)
-                    .register(request);
-            return "";
-        } catch (StatusRuntimeException e) {
-            return "kubelet answered " + e.getStatus().getCode()
-                    + (e.getStatus().getDescription() == null ? "" : " (" + e.getStatus().getDescription() + ")");
-        } catch (RuntimeException e) {
-            return "cannot reach the kubelet (" + e + ")";
-        } catch (LinkageError e) {
-            // A missing class (a module left off the module path, for example) must not end the retries silently.
-            return "registration failed inside this process (" + e + ")";
-        } finally {
-            if (channel != null) {
-                channel.shutdownNow();
-            }
-        }
+        env.observer().registered(name);
     }
 }

@@ -1,0 +1,105 @@
+package dev.vgpu.deviceplugin;
+
+import static dev.vgpu.deviceplugin.Fixtures.H200;
+import static dev.vgpu.deviceplugin.Fixtures.L40S_1Q;
+import static dev.vgpu.deviceplugin.Fixtures.L40S_2Q;
+import static dev.vgpu.deviceplugin.Fixtures.passthrough;
+import static dev.vgpu.deviceplugin.Fixtures.snapshot;
+import static dev.vgpu.deviceplugin.Fixtures.vf;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.vgpu.core.PciAddress;
+import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
+import dev.vgpu.deviceplugin.v1beta1.Empty;
+import dev.vgpu.deviceplugin.v1beta1.RegisterRequest;
+import dev.vgpu.deviceplugin.v1beta1.RegistrationGrpc;
+import io.grpc.Server;
+import io.grpc.stub.StreamObserver;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Nothing the kubelet or NVML does can take the threads that health and kubelet-watch checks need: a kubelet
+ * that accepts Register calls and never answers holds no scheduler thread, and GPU-fault marks are queued and
+ * applied in the order they were made.
+ */
+class NoStarvationTest {
+
+    @TempDir
+    Path tmp;
+
+    /** A kubelet that takes every Register call and never answers it. */
+    static final class SilentKubelet implements AutoCloseable {
+        final Set<String> asked = ConcurrentHashMap.newKeySet();
+        private final UnixDomainTransport transport = UnixDomainTransport.create("silent-kubelet", 1, 2);
+        private final Server server;
+
+        SilentKubelet(Path dir) throws Exception {
+            server = transport.serve(dir.resolve("kubelet.sock"), List.of(new RegistrationGrpc.RegistrationImplBase() {
+                @Override
+                public void register(RegisterRequest request, StreamObserver<Empty> response) {
+                    asked.add(request.getResourceName());
+                }
+            }));
+        }
+
+        @Override
+        public void close() {
+            server.shutdownNow();
+            transport.close();
+        }
+    }
+
+    @Test
+    void aKubeletThatNeverAnswersHoldsNoSchedulerThreadAndHealthStillFlips() throws Exception {
+        try (Harness h = Harness.withoutKubelet(tmp)) {
+            java.nio.file.Files.createDirectories(h.pluginDir);
+            try (SilentKubelet kubelet = new SilentKubelet(h.pluginDir)) {
+                h.host.addGroupNode(41).addGroupNode(100).addGroupNode(101);
+                // Three resources: more Register calls in flight than the manager has scheduler threads.
+                h.apply(snapshot(passthrough("0000:41:00.0", 41, 0),
+                        vf(L40S_1Q, "0000:1b:00.4", "0000:1b:00.0", 100, 0),
+                        vf(L40S_2Q, "0000:1b:00.5", "0000:1b:00.0", 101, 0)));
+                await().atMost(Harness.WAIT).until(() -> kubelet.asked.containsAll(
+                        List.of(H200.fullName(), L40S_1Q.fullName(), L40S_2Q.fullName())));
+
+                h.host.removeGroupNode(41);
+                await().atMost(Harness.WAIT).until(() -> !h.manager.plugin(H200).advertised().isHealthy("0000:41:00.0"));
+
+                assertThat(schedulerStacks()).as("no scheduler thread waits in a Register call")
+                        .noneMatch(frame -> frame.contains("blockingUnaryCall") || frame.contains("RegistrationGrpc"));
+                assertThat(h.manager.status()).noneMatch(ResourceStatus::registered);
+            }
+        }
+    }
+
+    @Test
+    void gpuFaultMarksAreAppliedInTheOrderTheyWereMade() {
+        try (Harness h = Harness.start(tmp)) {
+            h.host.addGroupNode(41);
+            h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
+            h.await(k -> k.streaming(H200.fullName()));
+            PciAddress gpu = PciAddress.parse("0000:41:00.0");
+            for (int round = 0; round < 200; round++) {
+                h.manager.markGpuUnhealthy(gpu, "XID 79");
+                h.manager.markGpuHealthy(gpu);
+            }
+            h.manager.markGpuUnhealthy(gpu, "XID 48");
+            await().atMost(Harness.WAIT).until(() -> !h.manager.plugin(H200).advertised().isHealthy("0000:41:00.0"));
+            h.manager.markGpuHealthy(gpu);
+            await().atMost(Harness.WAIT).until(() -> h.manager.plugin(H200).advertised().isHealthy("0000:41:00.0"));
+        }
+    }
+
+    private static List<String> schedulerStacks() {
+        return Thread.getAllStackTraces().entrySet().stream()
+                .filter(e -> e.getKey().getName().startsWith("vgpu-dp-scheduler-"))
+                .flatMap(e -> Arrays.stream(e.getValue()).map(StackTraceElement::toString)).toList();
+    }
+}
