@@ -77,16 +77,37 @@ final class ServeCommand implements Callable<Integer> {
         host.useSources(scan.resolveSources(spec, parent.env));
         Optional<InetSocketAddress> metrics = metricsAddress(spec, metricsAddress, parent.env.get(METRICS_ENV));
         Duration deadline = scanDeadline(spec, scanDeadline);
+        DirectoryLock lock = lockDirectory();
         Daemon daemon;
         try {
             daemon = Daemon.start(new Daemon.Config(scan.hostRoot, devicePluginDir, host.loadPciIds(), interval,
                     host, metrics, deadline));
         } catch (java.io.UncheckedIOException e) {
+            lock.close();
             throw new Refusal(spec.commandLine(), e.getMessage() + " (choose another --metrics-address,"
                     + " or an empty one to turn metrics off)");
+        } catch (RuntimeException | Error e) {
+            lock.close();
+            throw e;
         }
-        Shutdown.onStop(daemon::close);
+        Shutdown.onStop(() -> {
+            daemon.close();
+            lock.close();
+        });
         return KEEP_RUNNING;
+    }
+
+    /** One daemon per device-plugin directory; a second one is refused (exit 2) before it touches any socket. */
+    private DirectoryLock lockDirectory() {
+        try {
+            return DirectoryLock.tryAcquire(devicePluginDir).orElseThrow(() -> new Refusal(spec.commandLine(),
+                    "another vgpu daemon is already serving " + devicePluginDir + " (it holds "
+                            + devicePluginDir.resolve(DirectoryLock.FILE) + "); two daemons on one device-plugin"
+                            + " directory would replace each other's sockets: stop the other one first"));
+        } catch (java.io.IOException e) {
+            throw new Refusal(spec.commandLine(), "cannot lock " + devicePluginDir.resolve(DirectoryLock.FILE)
+                    + ": " + e.getMessage());
+        }
     }
 
     /**

@@ -66,6 +66,14 @@ class OperationsEndToEndIT {
             int port = Awaitility.await().atMost(WAIT).until(() -> port(daemon), p -> p > 0);
             Awaitility.await().atMost(WAIT).until(() -> daemon.output().contains("serving 1 resources"));
 
+            // A second daemon on the same directory is refused before it touches a socket.
+            try (DaemonProcess second = DaemonProcess.start(DaemonProcess.jar().toString(), tmp.resolve("second.log"),
+                    "serve", "--host-root", root.toString(), "--device-plugin-dir", dir.toString(), "--pci-ids",
+                    pciIds.toString(), "--no-nvml", "--metrics-address", "")) {
+                assertThat(second.awaitExit(60)).as(second.output()).isEqualTo(2);
+                assertThat(second.output()).contains("another vgpu daemon is already serving " + dir);
+            }
+
             // No kubelet yet: served but not registered, so live and not ready.
             assertThat(get(port, "/healthz")).isEqualTo(200);
             assertThat(get(port, "/readyz")).isEqualTo(503);
