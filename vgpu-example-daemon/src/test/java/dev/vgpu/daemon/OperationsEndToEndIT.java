@@ -98,6 +98,7 @@ class OperationsEndToEndIT {
                         v -> v == 1.0);
 
                 Map<String, Map<Map<String, String>, Double>> m = scrape(port);
+                System.out.println("example scrape:\n" + body(port, "/metrics"));
                 assertThat(m.get("vgpu_allocate_requests_total"))
                         .containsEntry(Map.of("resource", P118, "code", "OK"), 1.0)
                         .containsEntry(Map.of("resource", P118, "code", "INVALID_ARGUMENT"), 1.0);
