@@ -9,9 +9,9 @@ import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.DeviceSources;
 import dev.vgpu.deviceplugin.PluginManager;
-import dev.vgpu.nvml.Nvml;
-import dev.vgpu.nvml.XidWatcher;
+import dev.vgpu.nvml.RecoveringNvml;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,12 +20,15 @@ import org.slf4j.LoggerFactory;
  * The running node agent: sources, NVML, the plugin manager and the rescan loop, wired once.
  *
  * <p>Threads: construction and {@link #close()} run on the caller (main, or the shutdown hook); after start
- * the rescan thread owns scanning and applying plans; the NVML watcher thread only reports GPU health to the
- * plugin manager, which is thread-safe.
+ * the rescan thread owns scanning and applying plans, and retries NVML before each scan while it is down;
+ * with rescans off, NVML's own retry thread retries it instead and queues one rescan when it comes up. The
+ * NVML watcher thread only reports GPU health to the plugin manager, which is thread-safe.
  */
 final class Daemon implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
+    /** How often NVML is retried while it is down when no rescans do it. */
+    static final Duration NVML_RETRY_WITHOUT_RESCANS = Duration.ofMinutes(1);
 
     /**
      * What the daemon needs.
@@ -39,24 +42,22 @@ final class Daemon implements AutoCloseable {
     record Config(Path hostRoot, Path devicePluginDir, PciIds pciIds, RescanInterval interval, HostOptions nvmlOptions) {
     }
 
-    private final Nvml nvml;
+    private final RecoveringNvml nvml;
     private final PluginManager plugins;
     private final RescanLoop loop;
-    private final XidWatcher xidWatch;
     private final Snapshot initial;
     private boolean closed;
 
-    private Daemon(Nvml nvml, PluginManager plugins, RescanLoop loop, XidWatcher xidWatch, Snapshot initial) {
+    private Daemon(RecoveringNvml nvml, PluginManager plugins, RescanLoop loop, Snapshot initial) {
         this.initial = initial;
         this.nvml = nvml;
         this.plugins = plugins;
         this.loop = loop;
-        this.xidWatch = xidWatch;
     }
 
     /** Scans, serves every resource found and starts the rescan loop when enabled. */
     static Daemon start(Config config) {
-        Nvml nvml = config.nvmlOptions().openNvml();
+        RecoveringNvml nvml = config.nvmlOptions().openNvml();
         List<DeviceSource> sources = DeviceSources.load();
         config.interval().raisedFrom().ifPresent(raw -> LOG.warn(
                 "rescan interval {} is below the {} floor; using {}", Durations.formatGo(raw),
@@ -74,13 +75,17 @@ final class Daemon implements AutoCloseable {
         plugins.apply(first, plan);
         LOG.info("serving {} resources with {} devices; {} devices skipped", first.resources().size(),
                 first.deviceCount(), first.skipped().size());
-        XidWatcher xidWatch = XidWatcher.start(nvml, (gpu, xid) -> plugins.markGpuUnhealthy(gpu, "NVML XID " + xid));
+        nvml.watchXids((gpu, xid) -> plugins.markGpuUnhealthy(gpu, "NVML XID " + xid)); // now, or once NVML is up
         RescanLoop loop = new RescanLoop(scanner, plugins::apply, config.interval().enabled()
-                ? config.interval().period() : Durations.MIN_RESCAN_INTERVAL, first);
+                ? config.interval().period() : Durations.MIN_RESCAN_INTERVAL, first, nvml::retry);
         if (config.interval().enabled()) {
             loop.start();
+        } else {
+            // No scan will retry NVML: its own thread does, and one rescan names what only NVML can name.
+            nvml.onRecovery(loop::runSoon);
+            nvml.retryEvery(NVML_RETRY_WITHOUT_RESCANS);
         }
-        return new Daemon(nvml, plugins, loop, xidWatch, first);
+        return new Daemon(nvml, plugins, loop, first);
     }
 
     /** Runs one rescan round now, on the rescan thread, and waits for it (used by {@code demo}). */
@@ -98,7 +103,7 @@ final class Daemon implements AutoCloseable {
         return plugins;
     }
 
-    /** Stops the rescan loop, the XID watcher and every plugin (their sockets are deleted). */
+    /** Stops the rescan loop, NVML (its retry thread and XID watcher) and every plugin (their sockets are deleted). */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -107,9 +112,8 @@ final class Daemon implements AutoCloseable {
         closed = true;
         LOG.info("stopping: {} resources", plugins.running().size());
         loop.close();
-        xidWatch.close();
-        plugins.close();
         nvml.close();
+        plugins.close();
         LOG.info("stopped; every plugin socket removed");
     }
 }

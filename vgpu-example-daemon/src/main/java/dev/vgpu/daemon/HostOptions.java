@@ -28,10 +28,13 @@ final class HostOptions {
     @Option(names = "--no-nvml", description = "Do not use NVML (no vGPU type-name fallback, no XID health events).")
     boolean noNvml;
 
-    /** NVML as these options ask: off with {@code --no-nvml}, else the named file or the default library. */
-    dev.vgpu.nvml.Nvml openNvml() {
-        return noNvml ? dev.vgpu.nvml.Nvml.unavailable("disabled by --no-nvml")
-                : dev.vgpu.nvml.Nvml.open(java.util.Optional.ofNullable(nvmlLibrary));
+    /**
+     * NVML as these options ask: off with {@code --no-nvml} (never retried), else the named file or the
+     * default library, tried once now and again by the caller while it is down.
+     */
+    dev.vgpu.nvml.RecoveringNvml openNvml() {
+        return noNvml ? dev.vgpu.nvml.RecoveringNvml.disabled("disabled by --no-nvml")
+                : dev.vgpu.nvml.RecoveringNvml.open(java.util.Optional.ofNullable(nvmlLibrary));
     }
 
     /** The pci.ids names: the named file, else the first default that exists. */

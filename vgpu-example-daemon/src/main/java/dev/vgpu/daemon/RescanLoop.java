@@ -6,6 +6,7 @@ import dev.vgpu.core.Reconciler;
 import dev.vgpu.core.Snapshot;
 import java.time.Duration;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -27,13 +28,23 @@ final class RescanLoop implements AutoCloseable {
     private final SnapshotSink sink;
     private final Duration period;
     private final ScheduledExecutorService scheduler;
+    private final Runnable beforeScan;
     private Snapshot current;
 
     RescanLoop(Scanner scanner, SnapshotSink sink, Duration period, Snapshot initial) {
+        this(scanner, sink, period, initial, () -> { });
+    }
+
+    /**
+     * @param beforeScan run on the rescan thread before each scan (e.g. retrying NVML while it is down); an
+     *                   exception it throws fails that round like a failing scan
+     */
+    RescanLoop(Scanner scanner, SnapshotSink sink, Duration period, Snapshot initial, Runnable beforeScan) {
         this.scanner = scanner;
         this.sink = sink;
         this.period = period;
         this.current = initial;
+        this.beforeScan = beforeScan;
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "vgpu-rescan");
             t.setDaemon(true);
@@ -50,6 +61,7 @@ final class RescanLoop implements AutoCloseable {
     /** One round; public to tests through the package. */
     void runOnce() {
         try {
+            beforeScan.run();
             Snapshot next = scanner.scan(current);
             Plan plan = Reconciler.plan(current, next);
             if (!plan.isEmpty()) {
@@ -72,6 +84,15 @@ final class RescanLoop implements AutoCloseable {
             Thread.currentThread().interrupt();
         } catch (java.util.concurrent.ExecutionException e) {
             throw new IllegalStateException("rescan round failed", e.getCause());
+        }
+    }
+
+    /** Queues one round on the rescan thread and returns at once; does nothing after close. */
+    void runSoon() {
+        try {
+            scheduler.execute(this::runOnce);
+        } catch (RejectedExecutionException e) {
+            LOG.debug("rescan not queued: the loop is closed");
         }
     }
 
