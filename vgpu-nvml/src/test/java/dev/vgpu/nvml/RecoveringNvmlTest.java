@@ -337,6 +337,21 @@ class RecoveringNvmlTest {
     }
 
     @Test
+    void aLibraryNameThatCannotBeUsedIsNotRetried() {
+        System.setProperty(Nvml.LIBRARY_PROPERTY, "/lib\0/libnvidia-ml.so.1");
+        try (RecoveringNvml nvml = RecoveringNvml.open(Optional.empty())) {
+            nvml.retryEvery(Duration.ofMillis(1));
+
+            assertThat(nvml.retry()).isFalse();
+            assertThat(retryThreads()).isZero();
+            assertThat(nvml.description()).startsWith("NVML not in use: NVML_ERROR_LIBRARY_NOT_FOUND from Nvml.open: ");
+        } finally {
+            System.clearProperty(Nvml.LIBRARY_PROPERTY);
+        }
+        assertThat(calls(stub, "nvmlInit_v2")).isZero();
+    }
+
+    @Test
     void retryPeriodMustBePositive() {
         try (RecoveringNvml nvml = RecoveringNvml.disabled("test")) {
             assertThatThrownBy(() -> nvml.retryEvery(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
