@@ -18,6 +18,10 @@
  * Events: stub_reset() queues one ignored XID (43 on card 0) followed by one critical XID (79 on card 1).
  * An event is delivered by nvmlEventSetWait_v2 only to a set in which its device registered that type.
  *
+ * Failure modes: stub_set_init_result(rc) makes nvmlInit_v2 fail until it is set back to 0 (a driver that is
+ * still loading), stub_fail_bus_id_lookups(device, rc, n) makes the next n handle lookups by bus id fail (a
+ * transient NVML_ERROR_GPU_IS_LOST), stub_set_wait_result(rc) makes every event wait fail.
+ *
  * Everything named stub_* is a test-only control symbol. Handles passed in are validated against the
  * stub's own tables; an unknown handle is counted (stub_invalid_handles) and answered INVALID_ARGUMENT,
  * and any call other than init/error string while NVML is not initialized is counted
@@ -146,6 +150,10 @@ static long invalid_handles;
 static int init_refcount;
 static nvmlReturn_t init_rc;
 static nvmlReturn_t forced_wait_rc;
+/* stub_fail_bus_id_lookups: the next bus_id_failures lookups of bus_id_failure_device (-1: any) answer this */
+static nvmlReturn_t bus_id_failure_rc;
+static int bus_id_failure_device;
+static int bus_id_failures;
 static unsigned int last_wait_timeout;
 static long events_taken;
 
@@ -290,6 +298,18 @@ static int parse_bus_id(const char *text, unsigned int *domain, unsigned int *bu
     return 0;
 }
 
+/* One of the failures set by stub_fail_bus_id_lookups for device i, used up; NVML_SUCCESS when none is left. */
+static nvmlReturn_t take_bus_id_failure(int i) {
+    nvmlReturn_t rc = NVML_SUCCESS;
+    pthread_mutex_lock(&lock);
+    if (bus_id_failures > 0 && (bus_id_failure_device < 0 || bus_id_failure_device == i)) {
+        bus_id_failures--;
+        rc = bus_id_failure_rc;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
 static nvmlReturn_t handle_by_bus_id(const char *pciBusId, nvmlDevice_t *device) {
     unsigned int domain, bus, slot;
     if (pciBusId == NULL || device == NULL) {
@@ -304,6 +324,10 @@ static nvmlReturn_t handle_by_bus_id(const char *pciBusId, nvmlDevice_t *device)
             count(F_BY_BUS_ID, i);
             if (!initialized()) {
                 return NVML_ERROR_UNINITIALIZED;
+            }
+            nvmlReturn_t forced = take_bus_id_failure(i);
+            if (forced != NVML_SUCCESS) {
+                return forced;
             }
             *device = &devices[i];
             return NVML_SUCCESS;
@@ -546,6 +570,9 @@ __attribute__((constructor)) EXPORT void stub_reset(void) {
     init_refcount = 0;
     init_rc = NVML_SUCCESS;
     forced_wait_rc = NVML_SUCCESS;
+    bus_id_failure_rc = NVML_SUCCESS;
+    bus_id_failure_device = -1;
+    bus_id_failures = 0;
     last_wait_timeout = 0;
     events_taken = 0;
     for (int i = 0; i < MAX_SETS; i++) {
@@ -574,8 +601,22 @@ EXPORT void stub_queue_event(int device, unsigned long long type, unsigned long 
     pthread_mutex_unlock(&lock);
 }
 
+/* Non-zero: every nvmlInit_v2 answers this (and initializes nothing) until it is set back to 0. */
 EXPORT void stub_set_init_result(int rc) {
     __atomic_store_n(&init_rc, rc, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The next `times` handle lookups by PCI bus id of device index `device` (-1: of any known device) answer `rc`
+ * instead of the handle, e.g. NVML_ERROR_GPU_IS_LOST once; later lookups succeed again. Lookups of unknown
+ * bus ids and uninitialized calls do not use them up.
+ */
+EXPORT void stub_fail_bus_id_lookups(int device, int rc, int times) {
+    pthread_mutex_lock(&lock);
+    bus_id_failure_device = device >= 0 && device < DEVICE_COUNT ? device : -1;
+    bus_id_failure_rc = rc;
+    bus_id_failures = times > 0 ? times : 0;
+    pthread_mutex_unlock(&lock);
 }
 
 /* Non-zero: every nvmlEventSetWait_v2 answers this at once. */

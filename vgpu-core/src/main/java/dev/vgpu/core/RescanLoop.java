@@ -35,6 +35,7 @@ public final class RescanLoop implements AutoCloseable {
     private final Duration period;
     private final ScheduledExecutorService scheduler;
     private final ScanObserver observer;
+    private final Runnable beforeScan;
     /** Set while a request from {@link #requestRescan()} waits to run; one is enough however many arrive. */
     private final AtomicBoolean requested = new AtomicBoolean();
     /** {@link System#nanoTime()} when the running round started, or 0 when none runs (written by the loop thread). */
@@ -64,7 +65,25 @@ public final class RescanLoop implements AutoCloseable {
      * @param observer hears how each round went
      */
     public RescanLoop(Scanner scanner, SnapshotSink sink, Duration period, Snapshot initial, ScanObserver observer) {
+        this(scanner, sink, period, initial, observer, () -> { });
+    }
+
+    /**
+     * A loop that is not running yet, reporting every round to {@code observer} and running {@code beforeScan}
+     * first in every round.
+     *
+     * @param scanner    the scanner to run
+     * @param sink       receives each changed snapshot with its plan
+     * @param period     the delay between the end of one round and the start of the next; positive
+     * @param initial    the snapshot the sink holds now (what the first round is compared with)
+     * @param observer   hears how each round went
+     * @param beforeScan runs on the loop's thread before each scan (the daemon retries NVML there while it is
+     *                   down); an exception it throws fails that round like a failing scan
+     */
+    public RescanLoop(Scanner scanner, SnapshotSink sink, Duration period, Snapshot initial, ScanObserver observer,
+                      Runnable beforeScan) {
         this.observer = Objects.requireNonNull(observer, "observer");
+        this.beforeScan = Objects.requireNonNull(beforeScan, "beforeScan");
         if (period == null || period.isNegative() || period.isZero()) {
             throw new IllegalArgumentException("rescan period must be positive, got " + period);
         }
@@ -134,6 +153,7 @@ public final class RescanLoop implements AutoCloseable {
         long started = System.nanoTime();
         roundStarted = started == 0 ? 1 : started;
         try {
+            beforeScan.run();
             Scanner.Result result = scanner.run(current);
             Snapshot next = result.snapshot();
             Plan plan = Reconciler.plan(current, next);

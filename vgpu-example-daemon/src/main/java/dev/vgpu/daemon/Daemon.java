@@ -8,8 +8,7 @@ import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Scanner;
 import dev.vgpu.deviceplugin.PluginManager;
-import dev.vgpu.nvml.Nvml;
-import dev.vgpu.nvml.XidWatcher;
+import dev.vgpu.nvml.RecoveringNvml;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -25,12 +24,15 @@ import org.slf4j.LoggerFactory;
  * The running node agent: sources, NVML, the plugin manager and the rescan loop, wired once.
  *
  * <p>Threads: construction and {@link #close()} run on the caller (main, or the shutdown hook); after start
- * the rescan thread owns scanning and applying plans; the NVML watcher thread only reports GPU health to the
- * plugin manager, which is thread-safe.
+ * the rescan thread owns scanning and applying plans, and retries NVML before each scan while it is down;
+ * with rescans off, NVML's own retry thread retries it instead and queues one rescan when it comes up. The
+ * NVML watcher thread only reports GPU health to the plugin manager, which is thread-safe.
  */
 final class Daemon implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
+    /** How often NVML is retried while it is down when no rescans do it. */
+    static final Duration NVML_RETRY_WITHOUT_RESCANS = Duration.ofMinutes(1);
 
     /**
      * What the daemon needs.
@@ -50,27 +52,25 @@ final class Daemon implements AutoCloseable {
     /** The liveness deadline of one rescan round when none is configured. */
     static final Duration DEFAULT_SCAN_DEADLINE = Duration.ofMinutes(1);
 
-    private final Nvml nvml;
+    private final RecoveringNvml nvml;
     private final PluginManager plugins;
     private final RescanLoop loop;
-    private final XidWatcher xidWatch;
     private final Optional<OpsServer> ops;
     private final Snapshot initial;
     private boolean closed;
 
-    private Daemon(Nvml nvml, PluginManager plugins, RescanLoop loop, XidWatcher xidWatch, Optional<OpsServer> ops,
+    private Daemon(RecoveringNvml nvml, PluginManager plugins, RescanLoop loop, Optional<OpsServer> ops,
                    Snapshot initial) {
         this.initial = initial;
         this.nvml = nvml;
         this.plugins = plugins;
         this.loop = loop;
-        this.xidWatch = xidWatch;
         this.ops = ops;
     }
 
     /** Scans, serves every resource found and starts the rescan loop when enabled. */
     static Daemon start(Config config) {
-        Nvml nvml = config.nvmlOptions().openNvml();
+        RecoveringNvml nvml = config.nvmlOptions().openNvml();
         List<DeviceSource> sources = config.nvmlOptions().sources();
         config.interval().raisedFrom().ifPresent(raw -> LOG.warn(
                 "rescan interval {} is below the {} floor; using {}", Durations.formatGo(raw),
@@ -90,8 +90,9 @@ final class Daemon implements AutoCloseable {
                 .devicePluginDir(config.devicePluginDir()).sources(sources).observer(metrics).build();
         manager.set(plugins);
         // The first scan runs on the loop's thread too, so the liveness probe sees it if it hangs.
+        // NVML is retried before every round while it is down.
         RescanLoop loop = new RescanLoop(scanner, plugins, config.interval().enabled()
-                ? config.interval().period() : Durations.MIN_RESCAN_INTERVAL, Snapshot.empty(), metrics);
+                ? config.interval().period() : Durations.MIN_RESCAN_INTERVAL, Snapshot.empty(), metrics, nvml::retry);
         rescans.set(loop);
         Optional<OpsServer> ops;
         try {
@@ -109,18 +110,23 @@ final class Daemon implements AutoCloseable {
         Snapshot first = loop.current();
         LOG.info("serving {} resources with {} devices; {} devices skipped", first.resources().size(),
                 first.deviceCount(), first.skipped().size());
-        XidWatcher xidWatch = XidWatcher.start(nvml, (gpu, xid) -> {
+        // Now, or once NVML is up.
+        nvml.watchXids((gpu, xid) -> {
             metrics.xid(gpu, xid);
             plugins.markGpuUnhealthy(gpu, "NVML XID " + xid);
         });
         if (config.interval().enabled()) {
             loop.start();
+        } else {
+            // No scan will retry NVML: its own thread does, and one rescan names what only NVML can name.
+            nvml.onRecovery(loop::requestRescan);
+            nvml.retryEvery(NVML_RETRY_WITHOUT_RESCANS);
         }
         Signals.onHangup(() -> {
             metrics.rescanRequested();
             LOG.info("SIGHUP: rescanning now{}", loop.requestRescan() ? "" : " (a rescan is already waiting)");
         });
-        return new Daemon(nvml, plugins, loop, xidWatch, ops, first);
+        return new Daemon(nvml, plugins, loop, ops, first);
     }
 
     /** Why the daemon is not live: a round stuck past its deadline, or a plugin that cannot serve. */
@@ -158,7 +164,7 @@ final class Daemon implements AutoCloseable {
         return plugins;
     }
 
-    /** Stops the rescan loop, the XID watcher and every plugin (their sockets are deleted). */
+    /** Stops the rescan loop, NVML (its retry thread and XID watcher) and every plugin (their sockets are deleted). */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -168,9 +174,8 @@ final class Daemon implements AutoCloseable {
         LOG.info("stopping: {} resources", plugins.running().size());
         ops.ifPresent(OpsServer::close);
         loop.close();
-        xidWatch.close();
-        plugins.close();
         nvml.close();
+        plugins.close();
         LOG.info("stopped; every plugin socket removed");
     }
 }

@@ -3,7 +3,7 @@ package dev.vgpu.daemon;
 import dev.vgpu.core.PciIds;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.DeviceSources;
-import dev.vgpu.nvml.Nvml;
+import dev.vgpu.nvml.RecoveringNvml;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
@@ -78,9 +78,13 @@ final class HostOptions {
                 + ", so the daemon does not start without it");
     }
 
-    /** NVML as these options ask: off with {@code --no-nvml}, else the named file or the default library. */
-    Nvml openNvml() {
-        return noNvml ? Nvml.unavailable("disabled by --no-nvml") : Nvml.open(Optional.ofNullable(nvmlLibrary));
+    /**
+     * NVML as these options ask: off with {@code --no-nvml} (never retried), else the named file or the
+     * default library, tried once now and again by the caller while it is down.
+     */
+    RecoveringNvml openNvml() {
+        return noNvml ? RecoveringNvml.disabled("disabled by --no-nvml")
+                : RecoveringNvml.open(Optional.ofNullable(nvmlLibrary));
     }
 
     /** The pci.ids names: the named file, else the system default or the bundled section. */

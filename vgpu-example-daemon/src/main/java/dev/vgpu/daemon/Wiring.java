@@ -4,7 +4,7 @@ import dev.vgpu.core.PciIds;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Scanner;
-import dev.vgpu.nvml.Nvml;
+import dev.vgpu.nvml.RecoveringNvml;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -29,7 +29,7 @@ final class Wiring {
             throw new IllegalArgumentException("host root " + hostRoot + " is not a directory");
         }
         List<DeviceSource> sources = options.sources();
-        try (Nvml nvml = options.openNvml()) {
+        try (RecoveringNvml nvml = options.openNvml()) {
             LOG.info("discover: host root {}, sources {}, {}, pci.ids {}", hostRoot,
                     sources.stream().map(DeviceSource::name).toList(), nvml.description(), options.describePciIds());
             return new Scanner(hostRoot, pciIds, nvml.vgpuTypeResolver(), sources).scan(Snapshot.empty());

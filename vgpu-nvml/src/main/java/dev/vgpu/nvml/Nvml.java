@@ -71,7 +71,10 @@ public final class Nvml implements AutoCloseable {
         Objects.requireNonNull(library, "library");
         Nvml nvml;
         try {
-            nvml = load(library.map(path -> path.toAbsolutePath().toString()).orElseGet(Nvml::configuredLibrary));
+            String target = target(library);
+            nvml = initialize(target, load(target));
+        } catch (NvmlException e) {
+            nvml = notInUse(e);
         } catch (RuntimeException | LinkageError e) {
             nvml = notInUse(new NvmlException(NvmlReturn.LIBRARY_NOT_FOUND, "Nvml.open", String.valueOf(e)));
         }
@@ -101,8 +104,10 @@ public final class Nvml implements AutoCloseable {
     }
 
     /**
-     * Names the vGPU types of physical GPUs through NVML; answers {@code VgpuTypeNames.unavailable} with the
-     * NVML error name when NVML cannot (including when this instance is unavailable or closed), never throws.
+     * Names the vGPU types of physical GPUs through NVML; never throws. {@code VgpuTypeNames.unavailable} when
+     * this instance is unavailable or closed, or when NVML's error lasts ({@code NVML_ERROR_NOT_SUPPORTED}: a
+     * card without vGPU; {@code NVML_ERROR_FUNCTION_NOT_FOUND}: a driver too old); {@code VgpuTypeNames.failed}
+     * for any other NVML error (e.g. {@code NVML_ERROR_GPU_IS_LOST}), with the error name.
      * Wrap it in {@link VgpuTypeResolver#memoizing} once per scan so that each physical GPU is asked at most
      * once per scan.
      */
@@ -202,6 +207,16 @@ public final class Nvml implements AutoCloseable {
         }
     }
 
+    /**
+     * The library to load: the given file, else the {@value #LIBRARY_PROPERTY} property, else
+     * {@value #DEFAULT_LIBRARY}.
+     *
+     * @throws java.nio.file.InvalidPathException when the property is not a usable path
+     */
+    static String target(Optional<Path> library) {
+        return library.map(path -> path.toAbsolutePath().toString()).orElseGet(Nvml::configuredLibrary);
+    }
+
     private static String configuredLibrary() {
         String property = System.getProperty(LIBRARY_PROPERTY);
         if (property == null || property.isBlank()) {
@@ -211,29 +226,40 @@ public final class Nvml implements AutoCloseable {
         return value.contains("/") ? Path.of(value).toAbsolutePath().toString() : value;
     }
 
-    private static Nvml load(String target) {
+    /**
+     * Loads the library ({@code dlopen}) without initializing it. Cheap to repeat while the file is missing.
+     *
+     * @throws NvmlException {@code NVML_ERROR_LIBRARY_NOT_FOUND} when it cannot be loaded
+     */
+    static NvmlApi load(String target) throws NvmlException {
         String dlopen = "dlopen(" + target + ")";
         if (target.contains("/") && !Files.isRegularFile(Path.of(target))) {
-            return notInUse(new NvmlException(NvmlReturn.LIBRARY_NOT_FOUND, dlopen, "no such file"));
+            throw new NvmlException(NvmlReturn.LIBRARY_NOT_FOUND, dlopen, "no such file");
         }
-        NvmlApi api;
         try {
+            // Native's class initialization unpacks libjnidispatch and may fail (no writable tmpdir): caught below.
             if (Native.POINTER_SIZE != 8) {
-                return notInUse(new NvmlException(NvmlReturn.NOT_SUPPORTED, dlopen, "the binding needs a 64-bit JVM"));
+                throw new NvmlException(NvmlReturn.NOT_SUPPORTED, dlopen, "the binding needs a 64-bit JVM");
             }
-            api = new NvmlApi(Native.load(target, NvmlLibrary.class));
+            return new NvmlApi(Native.load(target, NvmlLibrary.class));
         } catch (LinkageError | RuntimeException e) {
-            return notInUse(new NvmlException(NvmlReturn.LIBRARY_NOT_FOUND, dlopen, loaderReason(e.getMessage())));
+            throw new NvmlException(NvmlReturn.LIBRARY_NOT_FOUND, dlopen, loaderReason(e.getMessage()));
         }
-        try {
-            int code = api.init();
-            // ALREADY_INITIALIZED is deprecated and no longer returned; tolerated as success like go-nvml users do.
-            if (code != NvmlReturn.SUCCESS && code != NvmlReturn.ALREADY_INITIALIZED) {
-                return notInUse(new NvmlException(code, "nvmlInit_v2() of " + target, api.errorString(code)
-                        + " (is the NVIDIA driver loaded, are /dev/nvidiactl and /dev/nvidiaN visible?)"));
-            }
-        } catch (NvmlException e) {
-            return notInUse(e);
+    }
+
+    /**
+     * Runs {@code nvmlInit_v2} on a loaded library. A failed init holds no NVML reference, so the same
+     * library may be initialized again later without reloading it.
+     *
+     * @return the instance in use, which owns the reference the successful init took
+     * @throws NvmlException when init fails (the driver not loaded yet, no device nodes, no permission)
+     */
+    static Nvml initialize(String target, NvmlApi api) throws NvmlException {
+        int code = api.init();
+        // ALREADY_INITIALIZED is deprecated and no longer returned; tolerated as success like go-nvml users do.
+        if (code != NvmlReturn.SUCCESS && code != NvmlReturn.ALREADY_INITIALIZED) {
+            throw new NvmlException(code, "nvmlInit_v2() of " + target, api.errorString(code)
+                    + " (is the NVIDIA driver loaded, are /dev/nvidiactl and /dev/nvidiaN visible?)");
         }
         String devices;
         try {
@@ -245,7 +271,8 @@ public final class Nvml implements AutoCloseable {
         return new Nvml(target, api, "NVML in use: " + target + ", " + devices);
     }
 
-    private static Nvml notInUse(NvmlException why) {
+    /** An unavailable instance saying why, e.g. {@code NVML not in use: NVML_ERROR_... from ...}. */
+    static Nvml notInUse(NvmlException why) {
         return new Nvml("", null, "NVML not in use: " + why.getMessage());
     }
 

@@ -14,6 +14,11 @@ import java.nio.file.Path;
  */
 final class NvmlStub {
 
+    /** {@code NVML_ERROR_DRIVER_NOT_LOADED}: what nvmlInit_v2 answers while the driver is still loading. */
+    static final int DRIVER_NOT_LOADED = 9;
+    /** {@code NVML_ERROR_GPU_IS_LOST}. */
+    static final int GPU_IS_LOST = 15;
+
     /** Event type bit of XID critical errors. */
     static final long XID = 0x8L;
 
@@ -33,6 +38,8 @@ final class NvmlStub {
         void stub_set_init_result(int rc);
 
         void stub_set_wait_result(int rc);
+
+        void stub_fail_bus_id_lookups(int device, int rc, int times);
 
         long stub_calls(String function, int device);
 

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** vGPU type names per physical GPU from the stub NVML, through the real JNA calls. */
@@ -97,20 +98,48 @@ class NvmlVgpuTypeResolverTest {
     }
 
     @Test
-    void gpuWithoutVgpuIsUnavailableWithTheNvmlErrorName() {
+    void gpuWithoutVgpuIsUnavailableNotFailedWithTheNvmlErrorName() {
         VgpuTypeNames answer = nvml.vgpuTypeResolver().supportedTypes(GPU3_NO_VGPU);
 
-        assertThat(answer.names()).isEmpty();
-        assertThat(answer.error())
-                .contains("NVML_ERROR_NOT_SUPPORTED from nvmlDeviceGetSupportedVgpus(0000:81:00.0): Not Supported");
+        assertThat(answer).as("a lasting property of the card, not an error of this moment").isEqualTo(
+                VgpuTypeNames.unavailable(
+                        "NVML_ERROR_NOT_SUPPORTED from nvmlDeviceGetSupportedVgpus(0000:81:00.0): Not Supported"));
     }
 
     @Test
-    void physicalFunctionNvmlDoesNotKnowIsNotFound() {
+    void physicalFunctionNvmlDoesNotKnowIsAFailedAnswer() {
         VgpuTypeNames answer = nvml.vgpuTypeResolver().supportedTypes(PciAddress.parse("0000:99:00.0"));
 
-        assertThat(answer.error())
-                .contains("NVML_ERROR_NOT_FOUND from nvmlDeviceGetHandleByPciBusId_v2(0000:99:00.0): Not Found");
+        assertThat(answer).isEqualTo(VgpuTypeNames.failed(
+                "NVML_ERROR_NOT_FOUND from nvmlDeviceGetHandleByPciBusId_v2(0000:99:00.0): Not Found"));
+    }
+
+    @Test
+    void typeIdOutsideTheCardsListIsAnAnsweredUnknownNotAnError() {
+        VgpuTypeNames answer = nvml.vgpuTypeResolver().supportedTypes(GPU0);
+
+        assertThat(answer.failed()).isFalse();
+        assertThat(answer.error()).isEmpty();
+        assertThat(answer.name(1145)).as("card 1 supports 1145, card 0 does not").isEmpty();
+    }
+
+    @ParameterizedTest(name = "card {0} lost {1} times")
+    @CsvSource({"0, 1", "1, 1", "1, 3"})
+    void gpuLostFailsAsManyAnswersAsLookupsFailedThenAnswersAgain(int card, int times) {
+        PciAddress lost = card == 0 ? GPU0 : GPU1;
+        PciAddress other = card == 0 ? GPU1 : GPU0;
+        VgpuTypeResolver resolver = nvml.vgpuTypeResolver();
+        VgpuTypeNames healthy = resolver.supportedTypes(lost);
+        stub.stub_fail_bus_id_lookups(card, NvmlStub.GPU_IS_LOST, times);
+
+        assertThat(resolver.supportedTypes(other)).as("another card").isEqualTo(resolver.supportedTypes(other));
+        assertThat(resolver.supportedTypes(other).failed()).isFalse();
+        for (int i = 0; i < times; i++) {
+            assertThat(resolver.supportedTypes(lost)).as("ask %d", i).isEqualTo(VgpuTypeNames.failed(String.format(
+                    "NVML_ERROR_GPU_IS_LOST from nvmlDeviceGetHandleByPciBusId_v2(%s): GPU is lost", lost)));
+        }
+        assertThat(resolver.supportedTypes(lost)).isEqualTo(healthy);
+        assertThat(healthy.names()).isNotEmpty();
     }
 
     @Test

@@ -1,0 +1,361 @@
+package dev.vgpu.nvml;
+
+import dev.vgpu.core.spi.VgpuTypeResolver;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * NVML that may come up after the program started: the owner of the current {@link Nvml}, which loads and
+ * initializes it again while it is down (the library not there yet, or {@code nvmlInit_v2} failing while the
+ * driver loads) and, once it is up, names vGPU types through it and starts the XID watcher.
+ *
+ * <pre>{@code
+ * try (RecoveringNvml nvml = RecoveringNvml.open(Optional.empty())) {    // first attempt, one log line
+ *     VgpuTypeResolver names = nvml.vgpuTypeResolver();                   // always the current NVML
+ *     nvml.watchXids((gpu, xid) -> markUnhealthy(gpu, xid));              // now, or when NVML comes up
+ *     if (rescansEnabled) {
+ *         beforeEachScan(nvml::retry);                                    // cheap while NVML is up
+ *     } else {
+ *         nvml.retryEvery(Duration.ofMinutes(1));                          // one thread, only while down
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>What is retried: loading the library while it cannot be loaded (a missing file costs one
+ * {@code stat}), then {@code nvmlInit_v2} on the library already loaded, which is not loaded again. Nothing
+ * is retried once NVML is up (this class does not take NVML down again: an error of one call is that call's
+ * answer, see {@link #vgpuTypeResolver()}), nor for {@link #disabled} ({@code --no-nvml}), nor after
+ * {@link #close()}.
+ *
+ * <p>Logs (logger {@code RecoveringNvml}): one INFO line for the first attempt, {@code NVML in use: ...} or
+ * {@code NVML not in use: ...; retried while it is down}; one INFO line when a retry brings NVML up,
+ * {@code NVML in use: ... (up on retry N)}. A failed retry logs at DEBUG only.
+ *
+ * <p>Threads: every method may be called from any thread. Attempts, the start of the XID watcher and close
+ * are serialized by one lock, so NVML is initialized at most once; the current {@link Nvml} is published
+ * through a volatile field, so {@link #available()}, {@link #description()} and the resolver never wait for
+ * an attempt in flight. Recovery actions ({@link #onRecovery}) run on the thread whose retry brought NVML
+ * up, outside the lock. The retry thread ({@value #RETRY_THREAD_NAME}) of {@link #retryEvery} lives only
+ * while NVML is down: it ends when NVML comes up, and {@link #close()} ends it and waits for it.
+ */
+public final class RecoveringNvml implements AutoCloseable {
+
+    /** Name of the thread {@link #retryEvery} starts. */
+    public static final String RETRY_THREAD_NAME = "vgpu-nvml-retry";
+
+    private static final Logger LOG = LoggerFactory.getLogger(RecoveringNvml.class);
+    private static final Duration LONGEST_WAIT_FOR_RETRY_THREAD = Duration.ofSeconds(30);
+
+    /** The library to load; null when nothing is ever retried (disabled, or a library name that cannot be used). */
+    private final String target;
+    private final Object lock = new Object();
+
+    // Written under lock, read anywhere.
+    private volatile Nvml current;
+    private volatile boolean closed;
+
+    // Guarded by lock.
+    private NvmlApi loaded;
+    private int failedRetries;
+    private XidListener xidListener;
+    private XidWatcher.Options xidOptions;
+    private XidWatcher xidWatcher;
+    private final List<Runnable> recoveryActions = new ArrayList<>();
+    private CountDownLatch stopRetrying;
+    private Thread retryThread;
+
+    private RecoveringNvml(String target, Nvml first) {
+        this.target = target;
+        this.current = first;
+    }
+
+    /**
+     * Loads and initializes NVML once now, like {@link Nvml#open(Optional)}, and keeps the library to retry
+     * while that fails; never throws.
+     *
+     * @param library a library file to load instead of the {@value Nvml#LIBRARY_PROPERTY} property or
+     *                {@value Nvml#DEFAULT_LIBRARY}
+     * @return the owner, up or down
+     */
+    public static RecoveringNvml open(Optional<Path> library) {
+        Objects.requireNonNull(library, "library");
+        String target;
+        try {
+            target = Nvml.target(library);
+        } catch (RuntimeException e) {
+            Nvml unusable = Nvml.notInUse(new NvmlException(NvmlReturn.LIBRARY_NOT_FOUND, "Nvml.open", String.valueOf(e)));
+            LOG.info("{}; not retried (the library name cannot be used)", unusable.description());
+            return new RecoveringNvml(null, unusable);
+        }
+        RecoveringNvml nvml = new RecoveringNvml(target, Nvml.unavailable("not loaded yet"));
+        synchronized (nvml.lock) {
+            nvml.current = nvml.attempt();
+        }
+        if (nvml.current.available()) {
+            LOG.info("{}", nvml.current.description());
+        } else {
+            LOG.info("{}; retried while it is down", nvml.current.description());
+        }
+        return nvml;
+    }
+
+    /**
+     * The null object ({@code --no-nvml}): never loads NVML, never retries, watches nothing.
+     *
+     * @param reason why, for {@link #description()}, e.g. {@code "disabled by --no-nvml"}
+     */
+    public static RecoveringNvml disabled(String reason) {
+        return new RecoveringNvml(null, Nvml.unavailable(reason));
+    }
+
+    /** True while NVML is up (and {@link #close()} has not run). */
+    public boolean available() {
+        return !closed && current.available();
+    }
+
+    /** One line for a log: {@code NVML in use: ...}, or {@code NVML not in use: <the latest reason>}. */
+    public String description() {
+        return current.description();
+    }
+
+    /**
+     * Names vGPU types through whichever NVML is current at each call: while NVML is down (or disabled, or
+     * after close) every answer is {@code VgpuTypeNames.unavailable} with the reason; once it is up, answers
+     * come from it (see the answers of {@link Nvml#vgpuTypeResolver()}). Never throws; does not retry by
+     * itself. Wrap it in {@link VgpuTypeResolver#memoizing} once per scan.
+     */
+    public VgpuTypeResolver vgpuTypeResolver() {
+        return pf -> current.vgpuTypeResolver().supportedTypes(pf);
+    }
+
+    /**
+     * Loads and initializes NVML again if it is down; does nothing (and calls nothing native) while it is
+     * up, when disabled and after close. When this call brings NVML up it logs one line, starts the XID
+     * watcher asked for by {@link #watchXids}, ends the retry thread and runs the recovery actions (on this
+     * thread). Never throws for NVML errors. Meant to be called before each scan.
+     *
+     * @return true when NVML is up after this call
+     */
+    public boolean retry() {
+        List<Runnable> actions;
+        synchronized (lock) {
+            if (closed || target == null) {
+                return false;
+            }
+            if (current.available()) {
+                return true;
+            }
+            Nvml next = attempt();
+            current = next;
+            if (!next.available()) {
+                failedRetries++;
+                LOG.debug("NVML retry {} failed: {}", failedRetries, next.description());
+                return false;
+            }
+            LOG.info("{} (up on retry {})", next.description(), failedRetries + 1);
+            if (xidListener != null) {
+                xidWatcher = XidWatcher.start(next, xidOptions, xidListener);
+            }
+            if (stopRetrying != null) {
+                stopRetrying.countDown();
+            }
+            actions = List.copyOf(recoveryActions);
+            recoveryActions.clear();
+        }
+        for (Runnable action : actions) {
+            try {
+                action.run();
+            } catch (RuntimeException e) {
+                LOG.error("an action run when NVML came up failed", e);
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Retries on a thread of its own ({@value #RETRY_THREAD_NAME}, a daemon thread) every {@code period}
+     * while NVML is down, for callers that do not scan periodically. Starts no thread when NVML is up,
+     * disabled or closed; the thread ends when NVML comes up (by any caller's retry) or at close.
+     *
+     * @param period the pause between two attempts, at least 1 ms
+     * @throws IllegalStateException when called a second time
+     */
+    public void retryEvery(Duration period) {
+        Objects.requireNonNull(period, "period");
+        if (period.toMillis() < 1) {
+            throw new IllegalArgumentException("NVML retry period must be at least 1ms, not " + period);
+        }
+        synchronized (lock) {
+            if (stopRetrying != null) {
+                throw new IllegalStateException("NVML retries are already scheduled");
+            }
+            stopRetrying = new CountDownLatch(1);
+            if (closed || target == null || current.available()) {
+                stopRetrying.countDown();
+                return;
+            }
+            CountDownLatch stop = stopRetrying;
+            retryThread = new Thread(() -> retryUntilUp(stop, period), RETRY_THREAD_NAME);
+            retryThread.setDaemon(true);
+            retryThread.start();
+        }
+    }
+
+    /**
+     * Watches critical XIDs with {@link XidWatcher.Options#defaults()}: now when NVML is up, else from the
+     * retry that brings it up. The watcher stops at {@link #close()}.
+     *
+     * @param listener told about critical XIDs, on the watcher's thread
+     * @throws IllegalStateException when called a second time
+     */
+    public void watchXids(XidListener listener) {
+        watchXids(XidWatcher.Options.defaults(), listener);
+    }
+
+    /**
+     * Watches critical XIDs: now when NVML is up, else from the retry that brings it up; never throws for
+     * NVML errors (see {@link XidWatcher#start(Nvml, XidWatcher.Options, XidListener)}). The watcher stops at
+     * {@link #close()}.
+     *
+     * @param options  ignored XIDs and the wait timeout
+     * @param listener told about critical XIDs, on the watcher's thread
+     * @throws IllegalStateException when called a second time
+     */
+    public void watchXids(XidWatcher.Options options, XidListener listener) {
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(listener, "listener");
+        synchronized (lock) {
+            if (xidListener != null) {
+                throw new IllegalStateException("XIDs are already watched");
+            }
+            xidListener = listener;
+            xidOptions = options;
+            if (closed) {
+                return;
+            }
+            if (current.available() || target == null) {
+                // up: watch now; never retried: the watcher logs why it does not start, as before
+                xidWatcher = XidWatcher.start(current, options, listener);
+            } else {
+                LOG.info("XID watcher starts when NVML comes up");
+            }
+        }
+    }
+
+    /**
+     * Runs {@code action} once, on the thread of the retry that brings NVML up (after the XID watcher has
+     * started); never when NVML is already up, disabled or closed, or never comes up. It must not wait for
+     * work that itself calls {@link #retry()} on another thread; an exception it throws is logged.
+     */
+    public void onRecovery(Runnable action) {
+        Objects.requireNonNull(action, "action");
+        synchronized (lock) {
+            if (!closed && target != null && !current.available()) {
+                recoveryActions.add(action);
+            }
+        }
+    }
+
+    /** Ends the retry thread and waits for it, stops the XID watcher and releases NVML. Idempotent. */
+    @Override
+    public void close() {
+        Thread retrying;
+        XidWatcher watcher;
+        Nvml last;
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            if (stopRetrying != null) {
+                stopRetrying.countDown();
+            }
+            retrying = retryThread;
+            watcher = xidWatcher;
+            last = current;
+            recoveryActions.clear();
+        }
+        // Outside the lock: the retry thread may be waiting for it to find out that it must stop.
+        if (retrying != null && retrying != Thread.currentThread()) {
+            joinRetryThread(retrying);
+        }
+        if (watcher != null) {
+            watcher.close();
+        }
+        last.close();
+    }
+
+    /** The running XID watcher, if NVML is up and XIDs are watched; for tests. */
+    Optional<XidWatcher> xidWatcher() {
+        synchronized (lock) {
+            return Optional.ofNullable(xidWatcher);
+        }
+    }
+
+    /** One load (unless an earlier attempt loaded the library) and init; never throws. Caller holds lock. */
+    private Nvml attempt() {
+        try {
+            if (loaded == null) {
+                loaded = Nvml.load(target);
+            }
+            return Nvml.initialize(target, loaded);
+        } catch (NvmlException e) {
+            return Nvml.notInUse(e);
+        } catch (RuntimeException | LinkageError e) {
+            return Nvml.notInUse(new NvmlException(NvmlReturn.UNKNOWN, "loading " + target, String.valueOf(e)));
+        }
+    }
+
+    private void retryUntilUp(CountDownLatch stop, Duration period) {
+        long pauseMs = period.toMillis();
+        try {
+            while (!stop.await(pauseMs, TimeUnit.MILLISECONDS)) {
+                try {
+                    if (retry()) {
+                        return;
+                    }
+                } catch (RuntimeException | LinkageError e) {
+                    LOG.error("NVML retry failed unexpectedly; trying again in {} ms", pauseMs, e);
+                }
+            }
+        } catch (InterruptedException e) {
+            LOG.warn("NVML retry thread interrupted; NVML is retried only when asked from now on");
+        } catch (Error e) {
+            // e.g. OutOfMemoryError: not this task's to swallow, but never a silent end of the retries
+            LOG.error("NVML retry thread stops: {}", e.toString(), e);
+            throw e;
+        }
+    }
+
+    private static void joinRetryThread(Thread thread) {
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + LONGEST_WAIT_FOR_RETRY_THREAD.toNanos();
+        try {
+            while (thread.isAlive()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    LOG.warn("NVML retry thread did not stop within {} s (blocked in the driver?)",
+                            LONGEST_WAIT_FOR_RETRY_THREAD.toSeconds());
+                    return;
+                }
+                try {
+                    thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
