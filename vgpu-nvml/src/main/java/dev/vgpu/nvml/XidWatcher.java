@@ -211,7 +211,7 @@ public final class XidWatcher implements AutoCloseable {
                 Optional<NvmlApi.Event> event;
                 try {
                     event = api.waitEvent(set, buffer, timeoutMs);
-                } catch (NvmlException | RuntimeException e) {
+                } catch (NvmlException | RuntimeException | LinkageError e) {
                     if (!failing) {
                         LOG.warn("waiting for XID events failed, retrying every {} ms: {}", timeoutMs, e.getMessage());
                     }
@@ -225,6 +225,13 @@ public final class XidWatcher implements AutoCloseable {
                 }
                 event.ifPresent(this::dispatch);
             }
+        } catch (VirtualMachineError e) {
+            LOG.error("the XID watcher hit a fatal JVM error and stops: {}", e.toString(), e);
+            throw e;
+        } catch (Throwable e) {
+            // Never end silently: without this line XID health would stop with no trace.
+            LOG.error("the XID watcher stopped on an unexpected error; XID health is off until restart: {}",
+                    e.toString(), e);
         } finally {
             free(api, set);
             lease.close();
@@ -254,7 +261,7 @@ public final class XidWatcher implements AutoCloseable {
         for (PciAddress target : targets) {
             try {
                 listener.onXid(target, xid);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | LinkageError e) {
                 LOG.error("XID listener failed for GPU {} XID {}", target, xid, e);
             }
         }
