@@ -56,12 +56,11 @@ final class Daemon implements AutoCloseable {
     private final PluginManager plugins;
     private final RescanLoop loop;
     private final Optional<OpsServer> ops;
-    private final Snapshot initial;
+    /** Set by {@code start} after the first scan. */
+    private volatile Snapshot initial = Snapshot.empty();
     private boolean closed;
 
-    private Daemon(RecoveringNvml nvml, PluginManager plugins, RescanLoop loop, Optional<OpsServer> ops,
-                   Snapshot initial) {
-        this.initial = initial;
+    private Daemon(RecoveringNvml nvml, PluginManager plugins, RescanLoop loop, Optional<OpsServer> ops) {
         this.nvml = nvml;
         this.plugins = plugins;
         this.loop = loop;
@@ -70,6 +69,14 @@ final class Daemon implements AutoCloseable {
 
     /** Scans, serves every resource found and starts the rescan loop when enabled. */
     static Daemon start(Config config) {
+        return start(config, daemon -> { });
+    }
+
+    /**
+     * Like {@link #start(Config)}, handing the daemon to {@code created} before the first scan, so that a stop
+     * (SIGTERM) that arrives during the first scan can already close everything started so far.
+     */
+    static Daemon start(Config config, java.util.function.Consumer<Daemon> created) {
         RecoveringNvml nvml = config.nvmlOptions().openNvml();
         List<DeviceSource> sources = config.nvmlOptions().sources();
         config.interval().raisedFrom().ifPresent(raw -> LOG.warn(
@@ -106,8 +113,19 @@ final class Daemon implements AutoCloseable {
             throw new java.io.UncheckedIOException("cannot listen on " + config.metricsAddress().get()
                     + " for metrics and probes: " + e.getMessage(), e);
         }
-        loop.runNow();
+        Daemon daemon = new Daemon(nvml, plugins, loop, ops);
+        created.accept(daemon);
+        LOG.info("first scan of the host");
+        try {
+            loop.runNow();
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            return daemon; // closed during start
+        }
+        if (daemon.isClosed()) {
+            return daemon;
+        }
         Snapshot first = loop.current();
+        daemon.initial = first;
         LOG.info("serving {} resources with {} devices; {} devices skipped", first.resources().size(),
                 first.deviceCount(), first.skipped().size());
         // Now, or once NVML is up.
@@ -126,7 +144,11 @@ final class Daemon implements AutoCloseable {
             metrics.rescanRequested();
             LOG.info("SIGHUP: rescanning now{}", loop.requestRescan() ? "" : " (a rescan is already waiting)");
         });
-        return new Daemon(nvml, plugins, loop, ops, first);
+        return daemon;
+    }
+
+    private synchronized boolean isClosed() {
+        return closed;
     }
 
     /** Why the daemon is not live: a round stuck past its deadline, or a plugin that cannot serve. */

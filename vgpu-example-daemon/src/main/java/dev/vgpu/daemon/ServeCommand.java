@@ -78,10 +78,13 @@ final class ServeCommand implements Callable<Integer> {
         Optional<InetSocketAddress> metrics = metricsAddress(spec, metricsAddress, parent.env.get(METRICS_ENV));
         Duration deadline = scanDeadline(spec, scanDeadline);
         DirectoryLock lock = lockDirectory();
-        Daemon daemon;
         try {
-            daemon = Daemon.start(new Daemon.Config(scan.hostRoot, devicePluginDir, host.loadPciIds(), interval,
-                    host, metrics, deadline));
+            // The stop hook is in place before the first scan: a SIGTERM during start cleans up too.
+            Daemon.start(new Daemon.Config(scan.hostRoot, devicePluginDir, host.loadPciIds(), interval,
+                    host, metrics, deadline), daemon -> Shutdown.onStop(() -> {
+                        daemon.close();
+                        lock.close();
+                    }));
         } catch (java.io.UncheckedIOException e) {
             lock.close();
             throw new Refusal(spec.commandLine(), e.getMessage() + " (choose another --metrics-address,"
@@ -90,10 +93,6 @@ final class ServeCommand implements Callable<Integer> {
             lock.close();
             throw e;
         }
-        Shutdown.onStop(() -> {
-            daemon.close();
-            lock.close();
-        });
         return KEEP_RUNNING;
     }
 
