@@ -17,6 +17,7 @@ class ReadmeMatchesConsumersTest {
     @ValueSource(strings = {
         "classpath-consumer/src/main/java/com/example/lab/LabDemo.java",
         "classpath-consumer/src/main/java/com/example/lab/LabSource.java",
+        "classpath-consumer/src/test/java/com/example/lab/LabSourceContractTest.java",
         "modulepath-consumer/src/main/java/module-info.java"})
     void readmeQuotesTheFile(String file) throws IOException {
         String readme = Files.readString(Path.of("../README.md"));
