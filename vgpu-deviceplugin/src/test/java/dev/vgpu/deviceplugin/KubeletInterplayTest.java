@@ -15,10 +15,12 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Registration against a kubelet that starts late, restarts, or is absent. */
+@Tag("reliability")
 class KubeletInterplayTest {
 
     @TempDir

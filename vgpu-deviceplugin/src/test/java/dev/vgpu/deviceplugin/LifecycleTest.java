@@ -27,11 +27,13 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Start, stop and restart serialized per plugin, and every thread they start gone when they stop. */
+@Tag("reliability")
 class LifecycleTest {
 
     private static final String UUID = "aa618089-8b16-4d01-a136-25a0f3c73123";

@@ -21,6 +21,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * that accepts Register calls and never answers holds no scheduler thread, and GPU-fault marks are queued and
  * applied in the order they were made.
  */
+@Tag("reliability")
 class NoStarvationTest {
 
     @TempDir

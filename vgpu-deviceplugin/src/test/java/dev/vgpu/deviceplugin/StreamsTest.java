@@ -21,11 +21,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** ListAndWatch fan-out and the coalescing mailbox, with extra raw clients next to the stand-in kubelet. */
+@Tag("reliability")
 class StreamsTest {
 
     @TempDir

@@ -12,12 +12,14 @@ import dev.vgpu.core.spi.Host;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** docs/DOMAIN.md §8 traps 1-12 and other hostile trees: every bad device is a skip or ignored, never a crash. */
+@Tag("reliability")
 abstract class HostileInputsContract extends SourceTestBase {
 
     static final String GPU = "0000:41:00.0";
