@@ -51,8 +51,9 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: the caller's thread runs {@code apply}, {@code markGpu…} and {@code close}, serialized by
  * {@code lock}, which guards {@code plugins} writes and {@code closed}; {@code plugins} is republished as an
  * immutable map for the checks. Two scheduler threads ({@code vgpu-dp-scheduler-N}) run registration attempts and
- * checks ({@link PluginChecks}); one watch thread ({@code vgpu-dp-watch}) only queues checks; each plugin owns an event-loop thread and
- * two gRPC threads that end when it stops. {@code gpuFaults} is a concurrent map read by any thread.
+ * checks ({@link PluginChecks}); one watch thread ({@code vgpu-dp-watch}) only queues checks; one transport
+ * ({@code vgpu-dp-grpc-io-1} and two {@code vgpu-dp-grpc-rpc-N}) carries every plugin server and the channels to
+ * the kubelet, so threads do not grow with resources; it ends in {@code close}. {@code gpuFaults} is a concurrent map read by any thread.
  */
 public final class PluginManager implements SnapshotSink, AutoCloseable {
 
@@ -83,7 +84,8 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
             return t;
         });
         this.scheduler.setRemoveOnCancelPolicy(true);
-        this.kubeletClient = UnixDomainTransport.create("vgpu-dp-kubelet-client", 1, 1);
+        // One event loop and one call executor for every plugin server and the kubelet client.
+        this.kubeletClient = UnixDomainTransport.create("vgpu-dp-grpc", 1, 2);
         this.env = new PluginEnvironment(new HostFiles(b.hostRoot), b.devicePluginDir, snapshot::get, scheduler,
                 kubeletClient, b.backoffInitial, b.backoffMax, this::gpuFaulty,
                 new Rechecks(Host.of(b.hostRoot), b.sources), b.observer);
