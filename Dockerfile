@@ -13,12 +13,14 @@ FROM ${JDK_IMAGE} AS runtime
 # JlinkModulesIT (mvn verify) fails when the jar's needs drift from this line, and so does this stage.
 ARG JLINK_MODULES=java.base,java.desktop,java.logging,java.naming,jdk.httpserver,jdk.jfr,jdk.unsupported
 COPY vgpu-example-daemon/target/vgpu-daemon.jar /build/vgpu-daemon.jar
+# --generate-cds-archive gives the runtime its own default class-data archive, the base the daemon's archive
+# (below) extends; without it the training run fails.
 RUN deps="$(jdeps --print-module-deps --ignore-missing-deps --multi-release 17 /build/vgpu-daemon.jar)" \
  && if [ "$deps" != "$JLINK_MODULES" ]; then \
       echo "jdeps says the jar needs $deps but JLINK_MODULES is $JLINK_MODULES" >&2; exit 1; \
     fi \
  && jlink --add-modules "$JLINK_MODULES" --strip-debug --no-man-pages --no-header-files --compress=2 \
-      --output /opt/java
+      --generate-cds-archive --output /opt/java
 
 FROM ${RUNTIME_IMAGE}
 ARG VERSION=0.1.0-SNAPSHOT
@@ -30,6 +32,11 @@ LABEL org.opencontainers.image.title="vgpu-device-plugin" \
 RUN rm -f /usr/share/misc/pci.ids /usr/share/hwdata/pci.ids /usr/pci.ids
 COPY --from=runtime /opt/java /opt/java
 COPY vgpu-example-daemon/target/vgpu-daemon.jar /opt/vgpu/vgpu-daemon.jar
+# The class-data archive the manifests name (-XX:SharedArchiveFile=/opt/vgpu/vgpu-daemon.jsa): trained here, in the
+# final image, because it is valid only for this runtime and this jar at this path. The training run is `demo` (scan,
+# serve, register, ListAndWatch, Allocate, rescan against an in-process stand-in kubelet; no GPU, no kubelet).
+COPY scripts/train-cds.sh /tmp/train-cds.sh
+RUN /tmp/train-cds.sh /opt/java/bin/java /opt/vgpu/vgpu-daemon.jar /opt/vgpu/vgpu-daemon.jsa && rm /tmp/train-cds.sh
 # The plugin reads sysfs and serves sockets in the kubelet's directory, owned by root on the host.
 USER 0:0
 ENTRYPOINT ["/opt/java/bin/java", "-jar", "/opt/vgpu/vgpu-daemon.jar"]

@@ -11,8 +11,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Periodic rediscovery: one scheduler thread ({@code vgpu-rescan}) rescans with a fixed delay (scans never
- * overlap), plans the difference from the current snapshot with {@link Reconciler} and hands both to the sink,
+ * Periodic rediscovery: one scheduler thread ({@code vgpu-rescan}) rescans at a fixed rate, each round starting
+ * one period after the previous one started (scans never overlap; a round that overruns its period is followed at
+ * once by the next, without a burst of catch-up rounds), and publishes as soon as the round ends. It plans the difference from the current snapshot with {@link Reconciler} and hands both to the sink,
  * which switches the allocation indexes before advertising anything new. A round without changes calls nothing.
  * <pre>{@code
  * Snapshot first = scanner.scan(Snapshot.empty());
@@ -40,6 +41,8 @@ public final class RescanLoop implements AutoCloseable {
     private final AtomicBoolean requested = new AtomicBoolean();
     /** {@link System#nanoTime()} when the running round started, or 0 when none runs (written by the loop thread). */
     private volatile long roundStarted;
+    /** When the next periodic round is due ({@link System#nanoTime()}); owned by the loop's thread after start. */
+    private long nextDue;
     /** Written by the loop's thread (or the caller before {@link #start()}); volatile so others may read it. */
     private volatile Snapshot current;
 
@@ -48,7 +51,7 @@ public final class RescanLoop implements AutoCloseable {
      *
      * @param scanner the scanner to run
      * @param sink    receives each changed snapshot with its plan
-     * @param period  the delay between the end of one round and the start of the next; positive
+     * @param period  the time from the start of one periodic round to the start of the next; positive
      * @param initial the snapshot the sink holds now (what the first round is compared with)
      */
     public RescanLoop(Scanner scanner, SnapshotSink sink, Duration period, Snapshot initial) {
@@ -60,7 +63,7 @@ public final class RescanLoop implements AutoCloseable {
      *
      * @param scanner  the scanner to run
      * @param sink     receives each changed snapshot with its plan
-     * @param period   the delay between the end of one round and the start of the next; positive
+     * @param period   the time from the start of one periodic round to the start of the next; positive
      * @param initial  the snapshot the sink holds now (what the first round is compared with)
      * @param observer hears how each round went
      */
@@ -101,8 +104,32 @@ public final class RescanLoop implements AutoCloseable {
     /** Schedules a round every period, the first one period from now. */
     public void start() {
         long nanos = period.toNanos();
-        scheduler.scheduleWithFixedDelay(this::runOnce, nanos, nanos, TimeUnit.NANOSECONDS);
+        nextDue = System.nanoTime() + nanos;
+        schedulePeriodic(nanos);
         LOG.info("rescanning every {}", Durations.formatGo(period));
+    }
+
+    /**
+     * One periodic round, then the next one at the previous start plus the period (a fixed rate, not a fixed delay
+     * after the scan), or at once when this round overran its slot. Unlike {@code scheduleAtFixedRate}, slots
+     * missed during a long round are dropped rather than run back to back.
+     */
+    private void periodicRound() {
+        runOnce();
+        long now = System.nanoTime();
+        nextDue += period.toNanos();
+        if (nextDue - now < 0) {
+            nextDue = now;
+        }
+        schedulePeriodic(nextDue - now);
+    }
+
+    private void schedulePeriodic(long delayNanos) {
+        try {
+            scheduler.schedule(this::periodicRound, delayNanos, TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            LOG.debug("rescan loop closed; no further periodic rounds");
+        }
     }
 
     /**

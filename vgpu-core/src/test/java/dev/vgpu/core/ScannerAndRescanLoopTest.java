@@ -274,4 +274,39 @@ class ScannerAndRescanLoopTest {
             assertThat(scans).hasValue(3);
         }
     }
+
+    @Test
+    void roundsThatOverrunThePeriodNeverOverlapAndTheScheduleGoesOn() {
+        AtomicInteger active = new AtomicInteger();
+        AtomicInteger mostAtOnce = new AtomicInteger();
+        AtomicInteger scans = new AtomicInteger();
+        DeviceSource slow = new DeviceSource() {
+            @Override
+            public String name() {
+                return "slow";
+            }
+
+            @Override
+            public Discovery discover(Host host) {
+                mostAtOnce.accumulateAndGet(active.incrementAndGet(), Math::max);
+                try {
+                    Thread.sleep(5); // five times the period below
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                active.decrementAndGet();
+                scans.incrementAndGet();
+                return Discovery.empty();
+            }
+        };
+        try (RescanLoop loop = new RescanLoop(scanner(slow), (next, plan) -> { }, Duration.ofMillis(1),
+                Snapshot.empty())) {
+            loop.start();
+            for (int i = 0; i < 5; i++) {
+                loop.requestRescan();
+            }
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> scans.get() >= 10);
+        }
+        assertThat(mostAtOnce).hasValue(1);
+    }
 }

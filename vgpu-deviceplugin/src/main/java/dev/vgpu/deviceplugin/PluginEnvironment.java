@@ -17,7 +17,7 @@ import java.util.function.Supplier;
  * @param pluginDir      the device-plugin directory holding {@code kubelet.sock} and the plugin sockets
  * @param snapshots      the snapshot current now (one atomic reference in the manager)
  * @param scheduler      runs registration attempts, backoff timers and health checks
- * @param kubeletClient  the transport for channels to {@code kubelet.sock}
+ * @param kubeletClient  the one transport for every plugin server and the channels to {@code kubelet.sock}
  * @param backoffInitial first registration retry delay
  * @param backoffMax     cap of the registration retry delay
  * @param gpuFaulty      whether a device's GPU has a fault reported now (XID)

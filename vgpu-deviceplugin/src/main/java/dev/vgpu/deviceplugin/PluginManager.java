@@ -59,8 +59,9 @@ import org.slf4j.LoggerFactory;
  *     the queued GPU-fault changes ({@link GpuFaults}, their one owner); one watch thread ({@code vgpu-dp-watch})
  *     only queues checks.</li>
  * <li>{@code markGpu…} may be called from any thread (the XID watcher's callback) and only queue work.</li>
- * <li>Each plugin owns its event-loop and gRPC threads, which end when it stops; its own state is guarded by its
- *     own locks ({@link ResourcePlugin}).</li>
+ * <li>One transport ({@code vgpu-dp-grpc-io-1} and two {@code vgpu-dp-grpc-rpc-N}) carries every plugin server and
+ *     the channels to the kubelet, so threads do not grow with resources; it ends in {@code close}. Each plugin's
+ *     own state is guarded by its own locks ({@link ResourcePlugin}).</li>
  * </ul>
  */
 public final class PluginManager implements SnapshotSink, AutoCloseable {
@@ -92,7 +93,8 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
             return t;
         });
         this.scheduler.setRemoveOnCancelPolicy(true);
-        this.kubeletClient = UnixDomainTransport.create("vgpu-dp-kubelet-client", 1, 1);
+        // One event loop and one call executor for every plugin server and the kubelet client.
+        this.kubeletClient = UnixDomainTransport.create("vgpu-dp-grpc", 1, 2);
         HostFiles files = new HostFiles(b.hostRoot);
         this.faults = new GpuFaults(files, () -> plugins.values(), scheduler);
         this.env = new PluginEnvironment(files, b.devicePluginDir, snapshot::get, scheduler,

@@ -88,7 +88,7 @@ final class ResourcePlugin {
                 return;
             }
             state = State.RUNNING;
-            transport = UnixDomainTransport.create("vgpu-dp-" + name.name(), 1, 2);
+            transport = env.kubeletClient(); // shared by every plugin; the manager closes it
             serveAndRegister();
         } finally {
             lifecycle.unlock();
@@ -288,7 +288,6 @@ final class ResourcePlugin {
         state = State.STOPPED;
         registrar.cancel();
         shutdownServer(true);
-        transport.close();
         transport = null;
         LOG.debug("Stopped {}", name);
     }

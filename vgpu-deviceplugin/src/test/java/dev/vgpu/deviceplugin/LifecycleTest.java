@@ -93,7 +93,8 @@ class LifecycleTest {
             h.apply(three);
             h.await(k -> k.streaming(H200.fullName()) && k.streaming(L40S_1Q.fullName())
                     && k.streaming(L40S_2Q.fullName()) && k.streaming(T4_1Q.fullName()));
-            assertThat(threads("vgpu-dp-GRID_T4-1Q-")).isNotEmpty();
+            assertThat(threads("vgpu-dp-grpc-")).isNotEmpty();
+            assertThat(threads("vgpu-dp-GRID_T4-1Q-")).as("no thread of its own").isEmpty();
             h.apply(Snapshot.empty());
 
             await().atMost(Harness.WAIT).untilAsserted(() -> {
@@ -103,6 +104,24 @@ class LifecycleTest {
             });
             h.manager.close();
             await().atMost(Harness.WAIT).untilAsserted(() -> assertThat(threads("vgpu-dp-")).isEmpty());
+        }
+    }
+
+    @Test
+    void threadsStayConstantAsResourcesGrow() {
+        Snapshot one = snapshot(passthrough("0000:41:00.0", 41, 0));
+        Snapshot four = snapshot(passthrough("0000:41:00.0", 41, 0), vf(L40S_1Q, "0000:1b:00.4", "0000:1b:00.0",
+                100, 0), vf(L40S_2Q, "0000:1b:00.5", "0000:1b:00.0", 101, 0), mdev(UUID, "0000:06:00.0", 7, 0));
+        try (Harness h = Harness.start(tmp)) {
+            cycle(h, four);
+            h.apply(one);
+            h.await(k -> k.streaming(H200.fullName()));
+            long withOne = ourThreads();
+
+            h.apply(four);
+            h.await(k -> k.streaming(H200.fullName()) && k.streaming(L40S_1Q.fullName())
+                    && k.streaming(L40S_2Q.fullName()) && k.streaming(T4_1Q.fullName()));
+            assertThat(ourThreads()).as("threads now %s", threads("vgpu-dp-")).isEqualTo(withOne);
         }
     }
 

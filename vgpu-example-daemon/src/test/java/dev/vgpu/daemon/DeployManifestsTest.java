@@ -145,10 +145,11 @@ class DeployManifestsTest {
         assertThat(c.at("/securityContext/allowPrivilegeEscalation").asBoolean()).isFalse();
         assertThat(strings(c.at("/securityContext/capabilities/drop"))).containsExactly("ALL");
         assertThat(c.at("/resources").toString())
-                .isEqualTo("{\"limits\":{\"memory\":\"192Mi\"},\"requests\":{\"cpu\":\"10m\",\"memory\":\"96Mi\"}}");
+                .isEqualTo("{\"limits\":{\"memory\":\"192Mi\"},\"requests\":{\"cpu\":\"10m\",\"memory\":\"112Mi\"}}");
         assertThat(env(c)).containsOnlyKeys("JAVA_TOOL_OPTIONS").containsEntry("JAVA_TOOL_OPTIONS",
-                "-XX:+UseSerialGC -Xss512k -XX:MaxRAM=192m -XX:MaxRAMPercentage=60 -XX:TieredStopAtLevel=1 "
-                        + "-XX:+ExitOnOutOfMemoryError");
+                "-XX:+UseSerialGC -Xss512k -Xms16m -Xmx48m -XX:MaxMetaspaceSize=64m -XX:ReservedCodeCacheSize=16m "
+                        + "-XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError "
+                        + "-XX:SharedArchiveFile=/opt/vgpu/vgpu-daemon.jsa");
     }
 
     @Test
@@ -161,8 +162,9 @@ class DeployManifestsTest {
         assertThat(c.at("/resources").toString())
                 .isEqualTo("{\"limits\":{\"memory\":\"256Mi\"},\"requests\":{\"cpu\":\"10m\",\"memory\":\"128Mi\"}}");
         assertThat(env(c)).containsEntry("LD_LIBRARY_PATH", "/host-driver-lib").containsEntry("JAVA_TOOL_OPTIONS",
-                "-XX:+UseSerialGC -Xss512k -XX:MaxRAM=256m -XX:MaxRAMPercentage=60 -XX:TieredStopAtLevel=1 "
-                        + "-XX:+ExitOnOutOfMemoryError");
+                "-XX:+UseSerialGC -Xss512k -Xms16m -Xmx64m -XX:MaxMetaspaceSize=64m -XX:ReservedCodeCacheSize=16m "
+                        + "-XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError "
+                        + "-XX:SharedArchiveFile=/opt/vgpu/vgpu-daemon.jsa");
         Map<String, String> mounts = new TreeMap<>();
         c.path("volumeMounts").forEach(m -> mounts.put(m.path("mountPath").asText(), m.path("name").asText()));
         assertThat(mounts).containsEntry("/host-driver-lib/libnvidia-ml.so.1", "nvml-library")

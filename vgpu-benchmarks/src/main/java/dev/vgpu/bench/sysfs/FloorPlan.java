@@ -105,6 +105,26 @@ final class FloorPlan {
         ops.add(new Op(Kind.LIST, dir.resolve("vfio-dev")));
     }
 
+    /**
+     * Writes the plan for the C floor ({@code src/main/c/floor.c}): one operation a line, a letter for the kind
+     * ({@code R} read, {@code L} link, {@code D} listing, {@code S} is-directory, {@code E} exists), a space and
+     * the path.
+     */
+    void writeTo(Path file) throws IOException {
+        StringBuilder text = new StringBuilder();
+        for (Op op : ops) {
+            char letter = switch (op.kind()) {
+                case READ -> 'R';
+                case READ_LINK -> 'L';
+                case LIST -> 'D';
+                case IS_DIRECTORY -> 'S';
+                case EXISTS -> 'E';
+            };
+            text.append(letter).append(' ').append(op.path()).append('\n');
+        }
+        Files.writeString(file, text);
+    }
+
     /** How many operations a run does. */
     int size() {
         return ops.size();

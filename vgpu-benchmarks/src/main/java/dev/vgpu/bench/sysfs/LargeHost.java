@@ -72,6 +72,14 @@ public final class LargeHost {
         }
     }
 
+    /**
+     * Writes the floor plan of a host written by {@link #write} (every file and link a scan needs, once) for the C
+     * floor program.
+     */
+    public static void writeFloorPlan(Path root, Path planFile) throws java.io.IOException {
+        FloorPlan.of(root, false).writeTo(planFile);
+    }
+
     /** Names the consumed cards' types, as NVML would; knows every card's list. */
     public static VgpuTypeResolver resolver() {
         return pf -> VgpuTypeNames.of(CATALOG);

@@ -1,0 +1,472 @@
+package dev.vgpu.bench.e2e;
+
+import dev.vgpu.bench.sysfs.LargeHost;
+import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
+import dev.vgpu.testing.SysfsTree;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * End-to-end figures of the packaged daemon, launched as the DaemonSet launches it (its {@code JAVA_TOOL_OPTIONS}
+ * and {@code args}, read from the manifest; host paths pointed at a generated {@link LargeHost}), each beside a
+ * baseline measured in the same run. Prints Markdown table rows. {@code scripts/bench.sh} runs it.
+ *
+ * <pre>
+ * java -cp vgpu-benchmarks/target/benchmarks.jar dev.vgpu.bench.e2e.DaemonBench \
+ *     --daemon-jar vgpu-example-daemon/target/vgpu-daemon.jar --manifest deploy/base/daemonset.yaml \
+ *     --floor target/floor [--archive FILE] [--runs 3] [--soak-minutes 1] [--changes 5] [--nmt] [--work DIR]
+ *     [--only cold,rescan,start,soak]
+ * </pre>
+ */
+public final class DaemonBench {
+
+    private static final Duration WAIT = Duration.ofSeconds(120);
+    private static final Pattern RESOURCE = Pattern.compile("\"resource\":\"([^\"]+)\"");
+    private static final String INTERVAL = "5s";
+    private static final long INTERVAL_NS = TimeUnit.SECONDS.toNanos(5);
+
+    private final Map<String, String> options;
+    private final Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+    private final Path benchJar;
+    private final Path daemonJar;
+    private final Manifest manifest;
+    private final Path floor;
+    private final int runs;
+    private final Path work;
+    private Path large;
+    private Path empty;
+    private Path plan;
+    private Set<String> resources;
+    private int launches;
+
+    private DaemonBench(Map<String, String> options) throws Exception {
+        this.options = options;
+        this.benchJar = Path.of(DaemonBench.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        this.daemonJar = Path.of(required("--daemon-jar")).toAbsolutePath();
+        Manifest read = Manifest.read(Path.of(required("--manifest")));
+        if (read.namesArchive()) {
+            read = read.withArchive(Path.of(required("--archive")).toAbsolutePath());
+        }
+        this.manifest = read;
+        this.floor = Path.of(required("--floor")).toAbsolutePath();
+        this.runs = Integer.parseInt(options.getOrDefault("--runs", "3"));
+        this.work = options.containsKey("--work") ? Path.of(options.get("--work"))
+                : Files.createTempDirectory("vgpu-e2e-");
+        Files.createDirectories(work);
+    }
+
+    /**
+     * Runs every section.
+     *
+     * @param args see the class comment
+     * @throws Exception on any failure (the figures are then incomplete)
+     */
+    public static void main(String[] args) throws Exception {
+        Map<String, String> options = new LinkedHashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--nmt")) {
+                options.put("--nmt", "true");
+            } else {
+                options.put(args[i], args[++i]);
+            }
+        }
+        DaemonBench bench = new DaemonBench(options);
+        try {
+            bench.run();
+        } finally {
+            if (!options.containsKey("--work")) {
+                SysfsTree.deleteRecursively(bench.work);
+            }
+        }
+    }
+
+    private String required(String name) {
+        String value = options.get(name);
+        if (value == null) {
+            throw new IllegalArgumentException("missing " + name);
+        }
+        return value;
+    }
+
+    private void run() throws Exception {
+        System.out.printf("JAVA_TOOL_OPTIONS (from the manifest): %s%nargs (from the manifest): %s%n",
+                manifest.javaToolOptionsValue(), manifest.args());
+        large = work.resolve("large-host");
+        empty = work.resolve("empty-host");
+        Files.createDirectories(empty.resolve("sys/bus/pci/devices"));
+        if (!Files.isDirectory(large)) {
+            LargeHost.write(large);
+        }
+        plan = work.resolve("floor.plan");
+        LargeHost.writeFloorPlan(large, plan);
+        resources = expectedResources();
+        System.out.printf("large host: %d resources served%n%n", resources.size());
+        System.out.println("| what | min | median | baseline | baseline min | baseline median | ratio min / median |");
+        System.out.println("|---|---|---|---|---|---|---|");
+        Set<String> only = Set.of(options.getOrDefault("--only", "cold,rescan,start,soak").split(","));
+        if (only.contains("cold")) {
+            coldStart();
+        }
+        if (only.contains("rescan")) {
+            warmRescan();
+        }
+        if (only.contains("start")) {
+            serveStart();
+        }
+        if (only.contains("soak")) {
+            soak();
+        }
+    }
+
+    // ---- cold discover -------------------------------------------------------------------------------------
+
+    private void coldStart() throws Exception {
+        long[] version = new long[runs];
+        long[] discoverEmpty = new long[runs];
+        long[] discoverLarge = new long[runs];
+        long[] cFloor = new long[runs];
+        for (int i = 0; i < runs; i++) {
+            version[i] = timed(javaCommand(List.of("-version")));
+            discoverEmpty[i] = timed(daemonCommand(List.of("discover", "--host-root=" + empty)));
+            discoverLarge[i] = timed(daemonCommand(List.of("discover", "--host-root=" + large)));
+            cFloor[i] = floor(1)[0];
+        }
+        row("cold `discover`, empty host (ms)", discoverEmpty, "`java -version`, same flags", version, 1e6);
+        long[] added = new long[runs];
+        for (int i = 0; i < runs; i++) {
+            added[i] = discoverLarge[i] - discoverEmpty[i];
+        }
+        row("cold `discover`, large − empty host (ms)", added, "C floor, first round in a fresh process", cFloor,
+                1e6);
+    }
+
+    // ---- warm rescans -----------------------------------------------------------------------------------
+
+    private void warmRescan() throws Exception {
+        long[] wall = new long[runs];
+        long[] wallMedian = new long[runs];
+        long[] cpu = new long[runs];
+        long[] processCpu = new long[runs];
+        long[] alloc = new long[runs];
+        long[] gcs = new long[runs];
+        long[] floorWall = new long[runs];
+        long[] floorCpu = new long[runs];
+        for (int i = 0; i < runs; i++) {
+            List<String> cmd = new ArrayList<>(List.of("-cp", benchJar.toString(), RescanCost.class.getName(),
+                    large.toString(), "30", "50"));
+            Map<String, Long> m = keyValues(output(javaCommand(cmd), true));
+            wall[i] = m.get("wall_min_ns");
+            wallMedian[i] = m.get("wall_median_ns");
+            cpu[i] = m.get("thread_cpu_ns");
+            processCpu[i] = m.get("process_cpu_ns");
+            alloc[i] = m.get("alloc_bytes");
+            gcs[i] = m.get("gcs");
+            long[] f = floor(100);
+            floorWall[i] = f[1];
+            floorCpu[i] = f[3];
+        }
+        row("warm rescan, min of 50 (ms)", wall, "C floor, min of 100 rounds", floorWall, 1e6);
+        row("warm rescan, median of 50 (ms)", wallMedian, "C floor, min of 100 rounds", floorWall, 1e6);
+        row("CPU per rescan, process (ms)", processCpu, "C floor CPU per round", floorCpu, 1e6);
+        row("CPU per rescan, `vgpu-rescan` thread (ms)", cpu, "C floor CPU per round", floorCpu, 1e6);
+        System.out.printf("| bytes allocated per rescan (MB) | %s | %s | | | | |%n", mb(min(alloc)), mb(median(alloc)));
+        System.out.printf("| young GCs in 50 rescans | %d | %d | | | | |%n", min(gcs), median(gcs));
+    }
+
+    // ---- serve start ------------------------------------------------------------------------------------
+
+    private void serveStart() throws Exception {
+        long[] start = new long[runs];
+        long[] version = new long[runs];
+        for (int i = 0; i < runs; i++) {
+            version[i] = timed(javaCommand(List.of("-version")));
+            Path dir = Files.createTempDirectory(work, "plugins-");
+            try (StandInKubelet kubelet = StandInKubelet.start(dir)) {
+                long t0 = System.nanoTime();
+                Process daemon = start(serveCommand(dir, freePort()), Map.of(), List.of());
+                try {
+                    kubelet.await(WAIT, k -> resources.stream().allMatch(r -> k.listUpdates(r) >= 1));
+                    start[i] = System.nanoTime() - t0;
+                } finally {
+                    stop(daemon);
+                }
+            }
+        }
+        row("`serve` start → " + resources.size() + " resources registered + first list (ms)", start,
+                "`java -version`, same flags", version, 1e6);
+    }
+
+    // ---- soak: footprint, rescan CPU, change latency ----------------------------------------------------------
+
+    private void soak() throws Exception {
+        double minutes = Double.parseDouble(options.getOrDefault("--soak-minutes", "1"));
+        int changes = Integer.parseInt(options.getOrDefault("--changes", "5"));
+        boolean nmt = options.containsKey("--nmt");
+        long[] idle = idleBaseline();
+        Path dir = Files.createTempDirectory(work, "plugins-");
+        int port = freePort();
+        // Each change makes a vGPU appear on an unused VF of card 0 (odd VFs are unconfigured): only a rescan sees
+        // it, never a health check. The originals are put back at the end.
+        Map<Path, String> originals = new LinkedHashMap<>();
+        List<String> vfs = new ArrayList<>();
+        for (int i = 0; i <= changes; i++) {
+            String vf = SysfsTree.vfAddress(LargeHost.pf(0), 2 * i + 1);
+            vfs.add(vf);
+            for (String attribute : List.of("nvidia/current_vgpu_type", "nvidia/creatable_vgpu_types")) {
+                Path f = large.resolve("sys/bus/pci/devices/" + vf + "/" + attribute);
+                originals.put(f, Files.readString(f));
+            }
+        }
+        SysfsTree tree = SysfsTree.at(large);
+        try (StandInKubelet kubelet = StandInKubelet.start(dir)) {
+            Process daemon = start(serveCommand(dir, port), Map.of("VFIO_VGPU_RESCAN_INTERVAL", INTERVAL),
+                    nmt ? List.of("-XX:NativeMemoryTracking=summary") : List.of());
+            try {
+                Proc proc = new Proc(daemon.pid());
+                kubelet.await(WAIT, k -> resources.stream().allMatch(r -> k.listUpdates(r) >= 1));
+                long[] latency = new long[changes];
+                for (int i = -1; i < changes; i++) {
+                    int seen = updates(kubelet);
+                    long t0 = System.nanoTime();
+                    tree.configureVf(vfs.get(i + 1), 1414).rewriteCatalog(vfs.get(i + 1), Map.of());
+                    kubelet.await(WAIT, k -> updates(k) > seen);
+                    if (i >= 0) {
+                        latency[i] = System.nanoTime() - t0 - INTERVAL_NS;
+                    }
+                }
+                long scans0 = scans(port);
+                long cpu0 = proc.threadCpuNs("vgpu-rescan");
+                long pcpu0 = proc.processCpuNs();
+                long rss0 = proc.status("VmRSS");
+                long threads0 = proc.status("Threads");
+                long fds0 = proc.fds();
+                Thread.sleep((long) (minutes * 60_000));
+                long scans = scans(port) - scans0;
+                long cpu = proc.threadCpuNs("vgpu-rescan") - cpu0;
+                long pcpu = proc.processCpuNs() - pcpu0;
+                long rss = proc.status("VmRSS");
+                row("change → kubelet, beyond the " + INTERVAL + " interval (ms)", latency, "", null, 1e6);
+                System.out.printf(Locale.ROOT, "| RSS after %s min of %s rescans (MiB) | %.1f | | idle JVM, same flags "
+                        + "| %.1f | | %.2f× |%n", fmt(minutes), INTERVAL, rss / 1024.0, idle[0] / 1024.0,
+                        (double) rss / idle[0]);
+                System.out.printf(Locale.ROOT, "| RSS high-water mark (MiB) | %.1f | | | | | |%n",
+                        proc.status("VmHWM") / 1024.0);
+                System.out.printf("| threads | %d | | idle JVM, same flags | %d | | +%d |%n", proc.status("Threads"),
+                        idle[1], proc.status("Threads") - idle[1]);
+                System.out.printf("| over the soak: %d rescans; RSS, threads, fds change | %+.1f MiB, %+d, %+d "
+                        + "| | | | | |%n", scans, (rss - rss0) / 1024.0, proc.status("Threads") - threads0,
+                        proc.fds() - fds0);
+                if (scans > 0) {
+                    System.out.printf(Locale.ROOT, "| daemon CPU per rescan, `vgpu-rescan` / process, 10 ms ticks (ms) "
+                            + "| %.1f / %.1f | | | | | |%n", cpu / 1e6 / scans, pcpu / 1e6 / scans);
+                }
+                if (nmt) {
+                    String summary = output(List.of(java.resolveSibling("jcmd").toString(),
+                            Long.toString(daemon.pid()), "VM.native_memory", "summary"), false);
+                    Files.writeString(work.resolve("nmt.txt"), summary);
+                    System.out.println();
+                    System.out.println("NMT summary (committed):");
+                    summary.lines().filter(l -> l.startsWith("-") || l.startsWith("Total"))
+                            .forEach(l -> System.out.println("    " + l.strip()));
+                }
+            } finally {
+                stop(daemon);
+                for (Map.Entry<Path, String> e : originals.entrySet()) {
+                    Files.writeString(e.getKey(), e.getValue());
+                }
+            }
+        }
+    }
+
+    private long[] idleBaseline() throws Exception {
+        Manifest plain = new Manifest(manifest.javaToolOptions().stream()
+                .filter(f -> !f.startsWith("-XX:SharedArchiveFile=")).toList(), manifest.args());
+        ProcessBuilder builder = new ProcessBuilder(javaCommand(List.of("-cp", benchJar.toString(),
+                Idle.class.getName(), "30")));
+        builder.environment().put("JAVA_TOOL_OPTIONS", plain.javaToolOptionsValue());
+        builder.redirectErrorStream(true);
+        Process idle = builder.start();
+        try {
+            new BufferedReader(new InputStreamReader(idle.getInputStream(), StandardCharsets.UTF_8)).lines()
+                    .filter(l -> l.equals("idle")).findFirst();
+            Thread.sleep(1000);
+            Proc proc = new Proc(idle.pid());
+            return new long[] {proc.status("VmRSS"), proc.status("Threads")};
+        } finally {
+            idle.destroyForcibly().waitFor();
+        }
+    }
+
+    private int updates(StandInKubelet kubelet) {
+        return resources.stream().mapToInt(kubelet::listUpdates).sum();
+    }
+
+    private static long scans(int port) throws IOException {
+        String text;
+        try (InputStream in = URI.create("http://127.0.0.1:" + port + "/metrics").toURL().openStream()) {
+            text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        return (long) text.lines().filter(l -> l.startsWith("vgpu_scans_total")).mapToDouble(
+                l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+    }
+
+    // ---- launching ----------------------------------------------------------------------------------------
+
+    private List<String> javaCommand(List<String> args) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(java.toString());
+        cmd.addAll(args);
+        return cmd;
+    }
+
+    private List<String> daemonCommand(List<String> args) {
+        List<String> cmd = new ArrayList<>(List.of(java.toString(), "-jar", daemonJar.toString()));
+        cmd.addAll(args);
+        return cmd;
+    }
+
+    private List<String> serveCommand(Path pluginDir, int port) {
+        return daemonCommand(manifest.argsWith("--host-root", large.toString(), "--device-plugin-dir",
+                pluginDir.toString(), "--metrics-address", "127.0.0.1:" + port));
+    }
+
+    /** Starts a command with the manifest's JVM flags (plus {@code extraFlags}) in JAVA_TOOL_OPTIONS. */
+    private Process start(List<String> cmd, Map<String, String> env, List<String> extraFlags) throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(cmd);
+        List<String> flags = new ArrayList<>(manifest.javaToolOptions());
+        flags.addAll(extraFlags);
+        builder.environment().put("JAVA_TOOL_OPTIONS", String.join(" ", flags));
+        builder.environment().remove("VFIO_VGPU_RESCAN_INTERVAL");
+        builder.environment().putAll(env);
+        builder.redirectErrorStream(true);
+        builder.redirectOutput(work.resolve("launch-" + (++launches) + ".log").toFile());
+        return builder.start();
+    }
+
+    private static void stop(Process process) throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(20, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor();
+        }
+    }
+
+    /** Wall time of a command that must exit 0. */
+    private long timed(List<String> cmd) throws Exception {
+        long t0 = System.nanoTime();
+        Process p = start(cmd, Map.of(), List.of());
+        int rc = p.waitFor();
+        long took = System.nanoTime() - t0;
+        if (rc != 0) {
+            throw new IllegalStateException(cmd + " exited " + rc + "; see " + work.resolve("launch-" + launches
+                    + ".log"));
+        }
+        return took;
+    }
+
+    /** Standard output of a command that must exit 0, run with the manifest's flags when {@code jvm}. */
+    private String output(List<String> cmd, boolean jvm) throws Exception {
+        ProcessBuilder builder = new ProcessBuilder(cmd);
+        if (jvm) {
+            builder.environment().put("JAVA_TOOL_OPTIONS", manifest.javaToolOptions().stream()
+                    .filter(f -> !f.startsWith("-XX:SharedArchiveFile=")).reduce((a, b) -> a + " " + b).orElse(""));
+        }
+        builder.redirectError(ProcessBuilder.Redirect.DISCARD);
+        Process p = builder.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException(cmd + " exited " + p.exitValue());
+        }
+        return out;
+    }
+
+    /** first, min, median, CPU per round of the C floor over {@code rounds} rounds in a fresh process (ns). */
+    private long[] floor(int rounds) throws Exception {
+        String out = output(List.of(floor.toString(), plan.toString(), Integer.toString(rounds)), false);
+        return Arrays.stream(out.strip().split(" ")).limit(4).mapToLong(Long::parseLong).toArray();
+    }
+
+    private Set<String> expectedResources() throws Exception {
+        Path log = work.resolve("discover.json");
+        ProcessBuilder builder = new ProcessBuilder(daemonCommand(List.of("discover", "--format=json",
+                "--host-root=" + large)));
+        builder.environment().put("JAVA_TOOL_OPTIONS", manifest.javaToolOptionsValue());
+        builder.redirectOutput(log.toFile()).redirectError(ProcessBuilder.Redirect.DISCARD);
+        if (builder.start().waitFor() != 0) {
+            throw new IllegalStateException("discover --format=json failed");
+        }
+        Set<String> names = new TreeSet<>();
+        Matcher m = RESOURCE.matcher(Files.readString(log));
+        while (m.find()) {
+            names.add(m.group(1));
+        }
+        if (names.isEmpty()) {
+            throw new IllegalStateException("discover found no resources on the large host");
+        }
+        return names;
+    }
+
+    private static Map<String, Long> keyValues(String line) {
+        Map<String, Long> values = new LinkedHashMap<>();
+        for (String pair : line.strip().split(" ")) {
+            String[] kv = pair.split("=");
+            values.put(kv[0], Long.parseLong(kv[1]));
+        }
+        return values;
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    // ---- figures --------------------------------------------------------------------------------------------
+
+    private static void row(String what, long[] values, String baseline, long[] base, double unit) {
+        if (base == null) {
+            System.out.printf(Locale.ROOT, "| %s | %.1f | %.1f | %s | | | |%n", what, min(values) / unit,
+                    median(values) / unit, baseline);
+            return;
+        }
+        System.out.printf(Locale.ROOT, "| %s | %.1f | %.1f | %s | %.1f | %.1f | %.2f / %.2f× |%n", what,
+                min(values) / unit, median(values) / unit, baseline, min(base) / unit, median(base) / unit,
+                (double) min(values) / min(base), (double) median(values) / median(base));
+    }
+
+    private static long min(long[] values) {
+        return Arrays.stream(values).min().orElseThrow();
+    }
+
+    private static long median(long[] values) {
+        long[] sorted = values.clone();
+        Arrays.sort(sorted);
+        return sorted[sorted.length / 2];
+    }
+
+    private static String mb(long bytes) {
+        return String.format(Locale.ROOT, "%.2f", bytes / 1e6);
+    }
+
+    private static String fmt(double minutes) {
+        return minutes == Math.rint(minutes) ? Long.toString((long) minutes) : Double.toString(minutes);
+    }
+}

@@ -1,0 +1,114 @@
+package dev.vgpu.bench.e2e;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The launch command of the DaemonSet, read from its manifest rather than copied: the container's {@code args} and
+ * the folded {@code JAVA_TOOL_OPTIONS} value. A small line reader for the one layout deploy/base uses, not YAML.
+ *
+ * @param javaToolOptions the JVM flags, one token each
+ * @param args            the daemon's arguments, e.g. {@code serve --host-root=/host ...}
+ */
+record Manifest(List<String> javaToolOptions, List<String> args) {
+
+    static Manifest read(Path file) throws IOException {
+        List<String> lines = Files.readAllLines(file);
+        List<String> flags = new ArrayList<>();
+        List<String> args = new ArrayList<>();
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i);
+            if (line.strip().equals("args:") && args.isEmpty()) {
+                for (int j = i + 1; j < lines.size(); j++) {
+                    String item = lines.get(j).strip();
+                    if (item.startsWith("#")) {
+                        continue;
+                    }
+                    if (!item.startsWith("- ")) {
+                        break;
+                    }
+                    args.add(item.substring(2).strip());
+                }
+            }
+            if (line.strip().equals("- name: JAVA_TOOL_OPTIONS") && flags.isEmpty()) {
+                int j = i + 1;
+                while (lines.get(j).strip().startsWith("#")) {
+                    j++;
+                }
+                String value = lines.get(j);
+                int indent = indent(value);
+                String inline = value.strip().substring("value:".length()).strip();
+                if (!inline.equals(">-") && !inline.equals(">")) {
+                    flags.addAll(tokens(inline.replace("\"", "")));
+                } else {
+                    for (j++; j < lines.size() && indent(lines.get(j)) > indent; j++) {
+                        flags.addAll(tokens(lines.get(j)));
+                    }
+                }
+            }
+        }
+        if (flags.isEmpty() || args.isEmpty()) {
+            throw new IllegalArgumentException(file + ": no JAVA_TOOL_OPTIONS value or no container args found");
+        }
+        return new Manifest(List.copyOf(flags), List.copyOf(args));
+    }
+
+    /** The flags joined as the environment variable holds them. */
+    String javaToolOptionsValue() {
+        return String.join(" ", javaToolOptions);
+    }
+
+    /**
+     * The manifest's flags with its class-data archive (an image path) replaced by a local one, or unchanged when
+     * it names none.
+     */
+    Manifest withArchive(Path localArchive) {
+        List<String> flags = javaToolOptions.stream().map(f -> f.startsWith("-XX:SharedArchiveFile=")
+                ? "-XX:SharedArchiveFile=" + localArchive : f).toList();
+        return new Manifest(flags, args);
+    }
+
+    boolean namesArchive() {
+        return javaToolOptions.stream().anyMatch(f -> f.startsWith("-XX:SharedArchiveFile="));
+    }
+
+    /**
+     * The manifest's arguments with each {@code --name=value} whose name is a key of {@code replace} (pairs: name,
+     * value, ...) set to the given value; arguments the manifest lacks are appended.
+     */
+    List<String> argsWith(String... replace) {
+        List<String> out = new ArrayList<>(args);
+        for (int k = 0; k < replace.length; k += 2) {
+            String prefix = replace[k] + "=";
+            String arg = prefix + replace[k + 1];
+            int at = -1;
+            for (int i = 0; i < out.size(); i++) {
+                if (out.get(i).startsWith(prefix)) {
+                    at = i;
+                }
+            }
+            if (at >= 0) {
+                out.set(at, arg);
+            } else {
+                out.add(arg);
+            }
+        }
+        return out;
+    }
+
+    private static int indent(String line) {
+        int n = 0;
+        while (n < line.length() && line.charAt(n) == ' ') {
+            n++;
+        }
+        return n;
+    }
+
+    private static List<String> tokens(String text) {
+        return Arrays.stream(text.strip().split("\\s+")).filter(t -> !t.isEmpty()).toList();
+    }
+}
