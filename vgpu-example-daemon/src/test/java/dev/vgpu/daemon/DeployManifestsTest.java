@@ -118,6 +118,8 @@ class DeployManifestsTest {
         assertThat(args.get(0)).isEqualTo("serve");
         assertThat(args).contains("--host-root=/host", "--device-plugin-dir=/var/lib/kubelet/device-plugins",
                 "--metrics-address=" + ServeCommand.DEFAULT_METRICS_ADDRESS);
+        // The unprivileged default cannot open the NVIDIA device nodes: NVML is off there, on in the NVML variant.
+        assertThat(args.contains("--no-nvml")).as(overlay + " args " + args).isEqualTo(overlay.equals("default"));
 
         JsonNode port = c.path("ports").get(0);
         assertThat(c.path("ports")).hasSize(1);

@@ -34,6 +34,7 @@ import java.util.regex.Pattern;
  * java -cp vgpu-benchmarks/target/benchmarks.jar dev.vgpu.bench.e2e.DaemonBench \
  *     --daemon-jar vgpu-example-daemon/target/vgpu-daemon.jar --manifest deploy/base/daemonset.yaml \
  *     --floor target/floor [--archive FILE] [--runs 3] [--soak-minutes 1] [--changes 5] [--nmt] [--work DIR]
+ *     [--churn SEED]
  *     [--only cold,rescan,start,soak]
  * </pre>
  */
@@ -236,6 +237,20 @@ public final class DaemonBench {
                 originals.put(f, Files.readString(f));
             }
         }
+        Long churnSeed = options.containsKey("--churn") ? Long.valueOf(options.get("--churn")) : null;
+        List<String> churnVfs = new ArrayList<>();
+        if (churnSeed != null) {
+            // Churn touches card 0's odd VFs from 31 on (unconfigured in LargeHost, above those the latency rows
+            // use); they are put back at the end too.
+            for (int i = 15; i < 31; i++) {
+                String vf = SysfsTree.vfAddress(LargeHost.pf(0), 2 * i + 1);
+                churnVfs.add(vf);
+                for (String attribute : List.of("nvidia/current_vgpu_type", "nvidia/creatable_vgpu_types")) {
+                    Path f = large.resolve("sys/bus/pci/devices/" + vf + "/" + attribute);
+                    originals.put(f, Files.readString(f));
+                }
+            }
+        }
         SysfsTree tree = SysfsTree.at(large);
         try (StandInKubelet kubelet = StandInKubelet.start(dir)) {
             Process daemon = start(serveCommand(dir, port), Map.of("VFIO_VGPU_RESCAN_INTERVAL", INTERVAL),
@@ -259,7 +274,11 @@ public final class DaemonBench {
                 long rss0 = proc.status("VmRSS");
                 long threads0 = proc.status("Threads");
                 long fds0 = proc.fds();
-                Thread.sleep((long) (minutes * 60_000));
+                if (churnSeed == null) {
+                    Thread.sleep((long) (minutes * 60_000));
+                } else {
+                    churn(tree, kubelet, churnVfs, churnSeed, minutes);
+                }
                 long scans = scans(port) - scans0;
                 long cpu = proc.threadCpuNs("vgpu-rescan") - cpu0;
                 long pcpu = proc.processCpuNs() - pcpu0;
@@ -295,6 +314,37 @@ public final class DaemonBench {
                 }
             }
         }
+    }
+
+    /**
+     * Seeded churn for the soak: every 2.5 s one of {@code vfs} is configured with a vGPU type or unconfigured, and
+     * every minute the stand-in kubelet restarts; at the end every resource must be registered and streaming again.
+     */
+    private void churn(SysfsTree tree, StandInKubelet kubelet, List<String> vfs, long seed, double minutes)
+            throws Exception {
+        java.util.Random random = new java.util.Random(seed);
+        long end = System.nanoTime() + (long) (minutes * 60e9);
+        long nextRestart = System.nanoTime() + 60_000_000_000L;
+        int changes = 0;
+        int restarts = 0;
+        while (System.nanoTime() < end) {
+            String vf = vfs.get(random.nextInt(vfs.size()));
+            if (random.nextBoolean()) {
+                tree.configureVf(vf, 1414).rewriteCatalog(vf, Map.of());
+            } else {
+                tree.unconfigureVf(vf);
+            }
+            changes++;
+            if (System.nanoTime() >= nextRestart) {
+                kubelet.restart();
+                restarts++;
+                nextRestart += 60_000_000_000L;
+            }
+            Thread.sleep(2_500);
+        }
+        kubelet.await(WAIT, k -> resources.stream().allMatch(k::streaming));
+        System.out.printf("| churn (seed %d): tree changes, kubelet restarts | %d, %d; every resource streaming "
+                + "again after the last restart | | | | | |%n", seed, changes, restarts);
     }
 
     private long[] idleBaseline() throws Exception {
