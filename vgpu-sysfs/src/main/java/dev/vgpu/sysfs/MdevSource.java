@@ -95,6 +95,7 @@ public final class MdevSource implements DeviceSource {
         String typeId;
         String typeName;
         String group;
+        OptionalInt numa;
         try {
             parent = parentOf(Files.readSymbolicLink(mdev));
             what += " on " + parent;
@@ -102,6 +103,11 @@ public final class MdevSource implements DeviceSource {
             what += " of type " + typeId;
             typeName = SysfsFiles.read(mdev.resolve("mdev_type").resolve("name")).strip();
             group = SysfsFiles.iommuGroup(mdev);
+            numa = parentNuma.get(parent);
+            if (numa == null) {
+                numa = SysfsFiles.numaNode(host.path(PciBus.PCI_DEVICES).resolve(parent));
+                parentNuma.put(parent, numa);
+            }
         } catch (NotLinkException e) {
             scan.skip(uuid, what + ": " + (mdev.toString().equals(e.getFile())
                     ? "the bus entry is not a link into a parent device" : SysfsFiles.describe(e)));
@@ -116,8 +122,6 @@ public final class MdevSource implements DeviceSource {
                     + "\" gives no valid resource name");
             return;
         }
-        OptionalInt numa = parentNuma.computeIfAbsent(parent,
-                p -> SysfsFiles.numaNode(host.path(PciBus.PCI_DEVICES).resolve(p)));
         scan.add(Device.builder(uuid, name.get(), NAME, Attachment.MEDIATED).parent(PciAddress.parse(parent))
                 .iommuGroup(group).numaNode(numa).identity(IDENTITY.identity(typeId)).build(),
                 CardCatalogs.collapseWhitespace(typeName));

@@ -107,6 +107,7 @@ public final class PassthroughSource implements DeviceSource {
         String vendor;
         String device;
         String group;
+        OptionalInt numa;
         try {
             vendor = PciBus.vendor(host, dir);
             if (!vendor.equals(PciBus.NVIDIA_VENDOR)) {
@@ -119,11 +120,11 @@ public final class PassthroughSource implements DeviceSource {
             }
             device = SysfsFiles.hexId(dir.resolve("device"));
             group = SysfsFiles.iommuGroup(dir);
+            numa = SysfsFiles.numaNode(dir);
         } catch (IOException e) {
             scan.failed(bdf, what, dir, e);
             return;
         }
-        OptionalInt numa = SysfsFiles.numaNode(dir);
         Optional<String> cdev = SysfsFiles.vfioCdev(dir);
         Optional<String> pciName = host.pciIds().deviceName(PciBus.NVIDIA_VENDOR, device);
         Optional<ResourceName> name = ResourceName.forPciDeviceName(pciName.orElse(null), device);
