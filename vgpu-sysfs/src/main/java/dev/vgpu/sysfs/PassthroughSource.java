@@ -59,12 +59,13 @@ public final class PassthroughSource implements DeviceSource {
     /**
      * Scans {@code sys/bus/pci/devices} once.
      *
-     * @throws IOException only when the host root (or an existing bus directory) cannot be read
+     * @throws IOException only when the host root or its {@code sys/bus/pci/devices} is missing or cannot be read
+     *                     (a bad mount: the last scan's devices are kept rather than withdrawn)
      */
     @Override
     public Discovery discover(Host host) throws IOException {
         Scan scan = new Scan(NAME, LOG);
-        for (Path entry : PciBus.list(host, PciBus.PCI_DEVICES)) {
+        for (Path entry : PciBus.listPci(host)) {
             inspect(host, entry, scan);
         }
         return scan.done();
