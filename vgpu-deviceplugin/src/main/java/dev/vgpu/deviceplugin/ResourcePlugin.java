@@ -12,7 +12,9 @@ import io.grpc.Server;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * ListAndWatch streams and the health of its devices.
  *
  * <p>Threads and state. {@code lifecycle} serializes start, stop, retire, restart and update (callers: the
- * manager's apply and close, and the scheduler's checks); it guards {@code state}, {@code server} and
+ * manager's apply and close, and the scheduler's checks); it guards {@code state}, {@code server}, {@code boundSocket} and
  * {@code transport}. {@code stateLock} guards {@code advertised} and orders every publication to the streams,
  * so the last list offered is always the current one; it is taken inside {@code lifecycle}, never the other way,
  * and nothing blocks while holding it. {@code streams} is a concurrent set touched by gRPC threads. A stopped
@@ -53,6 +55,8 @@ final class ResourcePlugin {
     private Server server;
     private String serveFailure = "";
     private UnixDomainTransport transport;
+    /** The file key (device and inode) of the socket this plugin bound; null while not serving. */
+    private Object boundSocket;
     private AdvertisedDevices advertised = AdvertisedDevices.none();
 
     ResourcePlugin(Resource initial, PluginEnvironment env) {
@@ -146,7 +150,8 @@ final class ResourcePlugin {
     }
 
     /**
-     * The periodic and event-driven check: re-serve when the socket is gone, re-register when the kubelet socket
+     * The periodic and event-driven check: re-serve when the socket is gone or no longer the one this plugin bound
+     * (a file renamed over it, another socket moved there), re-register when the kubelet socket
      * changed since the last registration, and re-read group-node health.
      */
     void check() {
@@ -157,8 +162,8 @@ final class ResourcePlugin {
             }
             if (server == null) {
                 serveAndRegister();
-            } else if (!Files.exists(socket)) {
-                restart("socket " + socket + " was deleted");
+            } else if (!socketIsOurs()) {
+                restart("socket " + socket + " was deleted or replaced by another file");
             } else {
                 registrar.kubeletSeen(KubeletSocket.at(env.kubeletSocket()));
             }
@@ -254,6 +259,7 @@ final class ResourcePlugin {
         try {
             Files.createDirectories(env.pluginDir());
             server = transport.serve(socket, List.of(service));
+            boundSocket = socketKey();
             serveFailure = "";
             LOG.debug("Serving {} on {}", name, socket);
             registrar.request();
@@ -263,6 +269,30 @@ final class ResourcePlugin {
                 LOG.warn("Cannot serve {} on {}: {}; retrying at every check", name, socket, e.getMessage());
             }
             serveFailure = e.getMessage();
+        }
+    }
+
+    /**
+     * Whether the socket path is still the socket this plugin bound: a socket (not a file renamed over it) with the
+     * same file key (device and inode) as right after binding (not another process's socket moved there).
+     */
+    private boolean socketIsOurs() {
+        Object now = socketKey();
+        return now != null && now.equals(boundSocket);
+    }
+
+    /** The socket path's file key when it is a socket (links not followed); null when it is anything else. */
+    private Object socketKey() {
+        try {
+            BasicFileAttributes attributes = Files.readAttributes(socket, BasicFileAttributes.class,
+                    LinkOption.NOFOLLOW_LINKS);
+            if (!attributes.isOther()) {
+                return null;
+            }
+            Object key = attributes.fileKey();
+            return key != null ? key : socket;
+        } catch (IOException e) {
+            return null;
         }
     }
 
@@ -303,6 +333,7 @@ final class ResourcePlugin {
             }
             server = null;
         }
+        boundSocket = null;
         try {
             Files.deleteIfExists(socket);
         } catch (IOException e) {
