@@ -19,7 +19,11 @@ final class DiscoveryReport {
     private DiscoveryReport() {
     }
 
-    /** The JSON document: resources sorted by name, devices by id, optional fields omitted when unknown. */
+    /**
+     * The JSON document: resources sorted by name, devices by id, optional fields omitted when unknown;
+     * {@code skipped} lists the skips the sources listed (each source lists at most its first 100),
+     * {@code skippedCount} counts them all.
+     */
     static String json(Snapshot snapshot) {
         List<Object> resources = new ArrayList<>();
         for (Resource resource : snapshot.resources().values()) {
@@ -49,6 +53,7 @@ final class DiscoveryReport {
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("resources", resources);
         doc.put("skipped", skipped);
+        doc.put("skippedCount", snapshot.skippedCount());
         try {
             return JSON.writeValueAsString(doc);
         } catch (JsonProcessingException e) {
@@ -88,7 +93,9 @@ final class DiscoveryReport {
             out.append("(no devices to advertise)\n");
         }
         out.append(snapshot.resources().size()).append(" resources, ").append(snapshot.deviceCount())
-                .append(" devices, ").append(snapshot.skipped().size()).append(" skipped\n");
+                .append(" devices, ").append(snapshot.skippedCount()).append(" skipped")
+                .append(snapshot.skippedCount() > snapshot.skipped().size()
+                        ? " (" + snapshot.skipped().size() + " listed)" : "").append('\n');
         for (Skipped skip : snapshot.skipped()) {
             out.append("skipped ").append(skip.id()).append(" (").append(skip.source()).append("): ")
                     .append(skip.reason()).append('\n');

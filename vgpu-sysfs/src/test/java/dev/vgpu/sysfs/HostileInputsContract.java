@@ -366,6 +366,33 @@ abstract class HostileInputsContract extends SourceTestBase {
         assertThat(resources(scan(VENDOR))).containsOnlyKeys("NVIDIA_H200X-141C");
     }
 
+    // bounded skip records
+    /** Creates {@code count} bus entries whose links dangle, named 0001:00:00.0 upwards. */
+    void danglingBusEntries(int count) {
+        tree.mkdirs("sys/bus/pci/devices");
+        for (int i = 0; i < count; i++) {
+            String bdf = String.format("0001:%02x:%02x.%d", i >> 8 & 0xff, i >> 3 & 0x1f, i & 7);
+            tree.symlink("sys/bus/pci/devices/" + (i < 0x10000 ? bdf : "x" + i), "../../../devices/gone/" + bdf);
+        }
+    }
+
+    @Test
+    void manyBadBusEntriesListTheFirstHundredByIdAndCountTheRest() {
+        danglingBusEntries(250);
+        oneGpu();
+
+        for (DeviceSource source : List.of(PASSTHROUGH, VENDOR)) {
+            Discovery found = scan(source);
+            assertThat(found.skipped()).hasSize(Discovery.LISTED_SKIPS);
+            assertThat(found.skipped()).extracting(s -> s.id()).isSorted().startsWith("0001:00:00.0")
+                    .endsWith("0001:00:0c.3");
+            assertThat(found.unlistedSkips()).isEqualTo(150);
+            assertThat(found.skippedCount()).isEqualTo(250);
+            assertThat(scan(source)).as("deterministic").isEqualTo(found);
+        }
+        assertThat(resources(scan(PASSTHROUGH))).containsOnlyKeys("GH100_H200_SXM_141GB");
+    }
+
     // traps 10-12
     @Test
     void sameNameFromMdevAndVendorVfioIsSettledByTheSnapshot() {
