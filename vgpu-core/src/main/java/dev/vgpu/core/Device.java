@@ -66,13 +66,13 @@ public record Device(String id, ResourceName resource, String source, Attachment
     private static void requireToken(String value, String what) {
         if (value == null || value.isEmpty() || value.length() > 63) {
             throw new IllegalArgumentException(what + " must be 1-63 characters, got "
-                    + (value == null ? "null" : "\"" + PciAddress.printable(value) + "\""));
+                    + (value == null ? "null" : "\"" + Printable.of(value) + "\""));
         }
         for (int i = 0; i < value.length(); i++) {
             char c = value.charAt(i);
             if (c <= 0x20 || c >= 0x7f || c == '/' || c == ',') {
                 throw new IllegalArgumentException(what + " contains a forbidden character: \""
-                        + PciAddress.printable(value) + "\"");
+                        + Printable.of(value) + "\"");
             }
         }
     }

@@ -50,11 +50,11 @@ public record PciAddress(int domain, int bus, int slot, int function) implements
         }
         Matcher m = SYSFS_FORM.matcher(text);
         if (!m.matches()) {
-            throw new IllegalArgumentException("not a PCI address in the form dddd:bb:ss.f: \"" + printable(text) + "\"");
+            throw new IllegalArgumentException("not a PCI address in the form dddd:bb:ss.f: \"" + Printable.of(text) + "\"");
         }
         int slot = Integer.parseInt(m.group(3), 16);
         if (slot > 0x1f) {
-            throw new IllegalArgumentException("not a PCI address, slot above 1f: \"" + printable(text) + "\"");
+            throw new IllegalArgumentException("not a PCI address, slot above 1f: \"" + Printable.of(text) + "\"");
         }
         return new PciAddress((int) Long.parseLong(m.group(1), 16), Integer.parseInt(m.group(2), 16), slot,
                 Integer.parseInt(m.group(4)));
@@ -83,17 +83,5 @@ public record PciAddress(int domain, int bus, int slot, int function) implements
     @Override
     public int compareTo(PciAddress other) {
         return ORDER.compare(this, other);
-    }
-
-    static String printable(String text) {
-        StringBuilder out = new StringBuilder(Math.min(text.length(), 80));
-        for (int i = 0; i < text.length() && i < 80; i++) {
-            char c = text.charAt(i);
-            out.append(c < 0x20 || c == 0x7f ? '?' : c);
-        }
-        if (text.length() > 80) {
-            out.append('…');
-        }
-        return out.toString();
     }
 }

@@ -35,7 +35,7 @@ public record ResourceName(String name) implements Comparable<ResourceName> {
     public ResourceName {
         if (name == null || !VALID.matcher(name).matches() || name.contains("..")) {
             throw new IllegalArgumentException("invalid resource name \""
-                    + (name == null ? "null" : PciAddress.printable(name))
+                    + (name == null ? "null" : Printable.of(name))
                     + "\": must be 1-63 characters of [A-Za-z0-9_.-], starting and ending alphanumeric, without \"..\"");
         }
     }

@@ -32,13 +32,17 @@ public final class Snapshot {
 
     private final SortedMap<ResourceName, Resource> resources;
     private final List<Skipped> skipped;
+    /** Source name → skips its discovery counted without listing them. */
+    private final Map<String, Integer> unlistedSkips;
     private final Map<String, Device> byId;
     private final Map<String, List<Device>> byGroup;
     private final Map<PciAddress, List<Device>> byParent;
 
-    private Snapshot(SortedMap<ResourceName, Resource> resources, List<Skipped> skipped) {
+    private Snapshot(SortedMap<ResourceName, Resource> resources, List<Skipped> skipped,
+                     Map<String, Integer> unlistedSkips) {
         this.resources = Collections.unmodifiableSortedMap(resources);
         this.skipped = List.copyOf(skipped);
+        this.unlistedSkips = Map.copyOf(unlistedSkips);
         Map<String, Device> ids = new HashMap<>();
         Map<String, List<Device>> groups = new HashMap<>();
         Map<PciAddress, List<Device>> parents = new HashMap<>();
@@ -80,9 +84,28 @@ public final class Snapshot {
         return Optional.ofNullable(resources.get(name));
     }
 
-    /** Devices the sources skipped, and devices dropped by conflicts, in discovery order. */
+    /**
+     * Devices the sources skipped, and devices dropped by conflicts, in discovery order. A source may list only a
+     * sample of its skips ({@link Discovery#unlistedSkips()}); {@link #skippedCount()} counts them all.
+     */
     public List<Skipped> skipped() {
         return skipped;
+    }
+
+    /** Every skip, listed in {@link #skipped()} or only counted. */
+    public int skippedCount() {
+        return skipped.size() + unlistedSkips.values().stream().mapToInt(Integer::intValue).sum();
+    }
+
+    /** Every skip of one source, listed or only counted. */
+    public int skippedCount(String source) {
+        return (int) skipped.stream().filter(s -> s.source().equals(source)).count()
+                + unlistedSkips.getOrDefault(source, 0);
+    }
+
+    /** Source name → how many of its skips {@link #skipped()} does not list; sources that list all are absent. */
+    public Map<String, Integer> unlistedSkips() {
+        return unlistedSkips;
     }
 
     /** The device with this id (BDF or UUID), in any resource. */
@@ -115,7 +138,7 @@ public final class Snapshot {
             }
         }
         skipped.stream().filter(s -> s.source().equals(source)).forEach(out::skip);
-        return out.build();
+        return out.unlisted(unlistedSkips.getOrDefault(source, 0)).build();
     }
 
     /** The number of advertised devices. */
@@ -125,7 +148,8 @@ public final class Snapshot {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof Snapshot other && resources.equals(other.resources) && skipped.equals(other.skipped);
+        return o instanceof Snapshot other && resources.equals(other.resources) && skipped.equals(other.skipped)
+                && unlistedSkips.equals(other.unlistedSkips);
     }
 
     @Override
@@ -135,7 +159,7 @@ public final class Snapshot {
 
     @Override
     public String toString() {
-        return "Snapshot[" + resources.size() + " resources, " + byId.size() + " devices, " + skipped.size()
+        return "Snapshot[" + resources.size() + " resources, " + byId.size() + " devices, " + skippedCount()
                 + " skipped]";
     }
 
@@ -145,6 +169,7 @@ public final class Snapshot {
         private final Map<ResourceName, String> resourceOwner = new HashMap<>();
         private final Map<ResourceName, List<Device>> devices = new LinkedHashMap<>();
         private final List<Skipped> skipped = new ArrayList<>();
+        private final Map<String, Integer> unlistedSkips = new HashMap<>();
 
         private Builder() {
         }
@@ -183,6 +208,9 @@ public final class Snapshot {
                 }
             }
             skipped.addAll(discovery.skipped());
+            if (discovery.unlistedSkips() > 0) {
+                unlistedSkips.merge(source, discovery.unlistedSkips(), Math::addExact);
+            }
             return this;
         }
 
@@ -190,7 +218,7 @@ public final class Snapshot {
         public Snapshot build() {
             SortedMap<ResourceName, Resource> resources = new TreeMap<>();
             devices.forEach((name, list) -> resources.put(name, Resource.of(list)));
-            return new Snapshot(resources, skipped);
+            return new Snapshot(resources, skipped, unlistedSkips);
         }
     }
 }

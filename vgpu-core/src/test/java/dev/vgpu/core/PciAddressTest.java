@@ -70,7 +70,7 @@ class PciAddressTest {
         assertThat(PciAddress.isValid(input)).isFalse();
         assertThatThrownBy(() -> PciAddress.parse(input))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining(input == null ? "not a PCI address: null" : "\"" + PciAddress.printable(input) + "\"")
+                .hasMessageContaining(input == null ? "not a PCI address: null" : "\"" + Printable.of(input) + "\"")
                 .satisfies(e -> assertThat(e.getMessage()).startsWith("not a PCI address").doesNotContain("\n", "\u0000"));
     }
 

@@ -3,6 +3,7 @@ package dev.vgpu.deviceplugin;
 import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
+import dev.vgpu.core.Printable;
 import dev.vgpu.core.Resource;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.core.Snapshot;
@@ -62,10 +63,12 @@ final class AllocateResponses {
      *
      * @param name     the plugin's resource
      * @param snapshot the snapshot current at the call
-     * @throws StatusException {@code INVALID_ARGUMENT} naming the device that is unknown, not advertised by
+     * @throws StatusException {@code INVALID_ARGUMENT} naming the limit a request is over ({@link RequestLimits},
+     *                         checked before anything else), or the device that is unknown, not advertised by
      *                         {@code name}, moved to another IOMMU group, or no longer what was advertised
      */
     AllocateResponse allocate(ResourceName name, Snapshot snapshot, AllocateRequest request) throws StatusException {
+        RequestLimits.check(request);
         Optional<Resource> resource = snapshot.resource(name);
         AllocateResponse.Builder out = AllocateResponse.newBuilder();
         for (ContainerAllocateRequest container : request.getContainerRequestsList()) {
@@ -86,7 +89,7 @@ final class AllocateResponses {
         for (String id : new LinkedHashSet<>(ids)) {
             Device device = resource.flatMap(r -> find(r, id)).orElse(null);
             if (device == null) {
-                throw invalid("unknown device " + id + ": not advertised by " + name);
+                throw invalid("unknown device " + Printable.of(id) + ": not advertised by " + name);
             }
             out.add(device);
         }

@@ -5,8 +5,6 @@ import dev.vgpu.core.Resource;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.deviceplugin.v1beta1.AllocateRequest;
 import dev.vgpu.deviceplugin.v1beta1.AllocateResponse;
-import dev.vgpu.deviceplugin.v1beta1.ContainerPreferredAllocationRequest;
-import dev.vgpu.deviceplugin.v1beta1.ContainerPreferredAllocationResponse;
 import dev.vgpu.deviceplugin.v1beta1.DevicePluginGrpc;
 import dev.vgpu.deviceplugin.v1beta1.DevicePluginOptions;
 import dev.vgpu.deviceplugin.v1beta1.Empty;
@@ -21,7 +19,6 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.Map;
-import java.util.OptionalInt;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -64,9 +61,7 @@ final class DevicePluginService extends DevicePluginGrpc.DevicePluginImplBase {
         String code = "OK";
         try {
             AllocateResponse answer = allocations.allocate(plugin.name(), env.snapshots().get(), request);
-            LOG.info("Allocated {} of {}", request.getContainerRequestsList().stream()
-                    .map(c -> String.join(",", c.getDevicesIdsList())).collect(Collectors.joining(" | ")),
-                    plugin.name());
+            LOG.info("Allocated {} of {}", RequestLimits.describe(request), plugin.name());
             response.onNext(answer);
             response.onCompleted();
         } catch (StatusException e) {
@@ -90,25 +85,17 @@ final class DevicePluginService extends DevicePluginGrpc.DevicePluginImplBase {
         Map<String, Device> devices = snapshot.resource(plugin.name()).map(Resource::devices)
                 .map(list -> list.stream().collect(Collectors.toMap(Device::id, Function.identity())))
                 .orElse(Map.of());
-        Function<String, OptionalInt> numaOf = id -> {
-            Device device = devices.get(id);
-            return device == null ? OptionalInt.empty() : device.numaNode();
-        };
-        PreferredAllocationResponse.Builder out = PreferredAllocationResponse.newBuilder();
+        PreferredAllocationResponse answer;
         try {
-            for (ContainerPreferredAllocationRequest container : request.getContainerRequestsList()) {
-                out.addContainerResponses(ContainerPreferredAllocationResponse.newBuilder()
-                        .addAllDeviceIDs(PreferredAllocation.choose(container.getAvailableDeviceIDsList(),
-                                container.getMustIncludeDeviceIDsList(), container.getAllocationSize(), numaOf)));
-            }
-        } catch (IllegalArgumentException e) {
-            LOG.warn("Refused preferred allocation for {}: {}", plugin.name(), e.getMessage());
-            response.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asException());
-            env.observer().preferredAllocation(plugin.name(), Status.Code.INVALID_ARGUMENT.name(),
+            answer = PreferredAllocation.respond(request, devices);
+        } catch (StatusException e) {
+            LOG.warn("Refused preferred allocation for {}: {}", plugin.name(), e.getStatus().getDescription());
+            response.onError(e);
+            env.observer().preferredAllocation(plugin.name(), e.getStatus().getCode().name(),
                     Duration.ofNanos(System.nanoTime() - started));
             return;
         }
-        response.onNext(out.build());
+        response.onNext(answer);
         response.onCompleted();
         env.observer().preferredAllocation(plugin.name(), "OK", Duration.ofNanos(System.nanoTime() - started));
     }

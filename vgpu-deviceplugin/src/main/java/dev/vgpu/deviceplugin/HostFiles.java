@@ -1,8 +1,8 @@
 package dev.vgpu.deviceplugin;
 
 import dev.vgpu.core.PciAddress;
+import dev.vgpu.core.spi.AttributeFiles;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
@@ -16,7 +16,9 @@ import java.util.regex.Pattern;
  * The sysfs and devfs facts that allocation and health read at run time, always under the host root.
  *
  * <p>Stateless and thread-safe; every method reads the file system anew. Symlinks are read with
- * {@code readlink} and only their last path component is used, as the kernel's relative links require.
+ * {@code readlink} and only their last path component is used, as the kernel's relative links require. Files are
+ * read only through {@link AttributeFiles} (regular files, at most 64 KiB), the same reader discovery uses; the
+ * device identities Allocate and health re-check are read by each device's source through it too.
  */
 final class HostFiles {
 
@@ -97,8 +99,8 @@ final class HostFiles {
                 continue;
             }
             try {
-                String text = Files.readString(root.resolve("sys/class/egm").resolve(name).resolve("gpu_devices"),
-                        StandardCharsets.US_ASCII).strip();
+                String text = AttributeFiles.read(root.resolve("sys/class/egm").resolve(name).resolve("gpu_devices"))
+                        .strip();
                 if (!text.isEmpty()) {
                     out.add(new EgmRegion(name, List.of(text.split("\\s+"))));
                 }

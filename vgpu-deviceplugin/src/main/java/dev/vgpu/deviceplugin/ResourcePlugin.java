@@ -9,10 +9,13 @@ import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
 import dev.vgpu.deviceplugin.v1beta1.DevicePluginOptions;
 import dev.vgpu.deviceplugin.v1beta1.ListAndWatchResponse;
 import io.grpc.Server;
+import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * ListAndWatch streams and the health of its devices.
  *
  * <p>Threads and state. {@code lifecycle} serializes start, stop, retire, restart and update (callers: the
- * manager's apply and close, and the scheduler's checks); it guards {@code state}, {@code server} and
+ * manager's apply and close, and the scheduler's checks); it guards {@code state}, {@code server}, {@code boundSocket} and
  * {@code transport}. {@code stateLock} guards {@code advertised} and orders every publication to the streams,
  * so the last list offered is always the current one; it is taken inside {@code lifecycle}, never the other way,
  * and nothing blocks while holding it. {@code streams} is a concurrent set touched by gRPC threads. A stopped
@@ -54,7 +57,11 @@ final class ResourcePlugin {
     private String serveFailure = "";
     /** Whether the server is up on its socket; written under {@code lifecycle}, read by status without it. */
     private volatile boolean serving;
+    /** Whether ListAndWatch streams may be opened (a server is up and not shutting down); guarded by stateLock. */
+    private boolean acceptingStreams;
     private UnixDomainTransport transport;
+    /** The file key (device and inode) of the socket this plugin bound; null while not serving. */
+    private Object boundSocket;
     private AdvertisedDevices advertised = AdvertisedDevices.none();
 
     ResourcePlugin(Resource initial, PluginEnvironment env) {
@@ -102,7 +109,10 @@ final class ResourcePlugin {
             if (state == State.STOPPED) {
                 return;
             }
-            publish(advertised.replace(next.devices(), env.files()::groupNodePresent, env.gpuFaulty()));
+            // Under stateLock: a GPU-fault mark (queued on the scheduler) must not be lost between read and publish.
+            synchronized (stateLock) {
+                publish(advertised.replace(next.devices(), env.files()::groupNodePresent, env.gpuFaulty()));
+            }
         } finally {
             lifecycle.unlock();
         }
@@ -148,7 +158,8 @@ final class ResourcePlugin {
     }
 
     /**
-     * The periodic and event-driven check: re-serve when the socket is gone, re-register when the kubelet socket
+     * The periodic and event-driven check: re-serve when the socket is gone or no longer the one this plugin bound
+     * (a file renamed over it, another socket moved there), re-register when the kubelet socket
      * changed since the last registration, and re-read group-node health.
      */
     void check() {
@@ -159,8 +170,8 @@ final class ResourcePlugin {
             }
             if (server == null) {
                 serveAndRegister();
-            } else if (!Files.exists(socket)) {
-                restart("socket " + socket + " was deleted");
+            } else if (!socketIsOurs()) {
+                restart("socket " + socket + " was deleted or replaced by another file");
             } else {
                 registrar.kubeletSeen(KubeletSocket.at(env.kubeletSocket()));
             }
@@ -218,6 +229,12 @@ final class ResourcePlugin {
     /** Adds a ListAndWatch stream and sends it the current list; called on a gRPC thread. */
     void openStream(ServerCallStreamObserver<ListAndWatchResponse> observer) {
         synchronized (stateLock) {
+            if (!acceptingStreams) {
+                // The server is shutting down (stop or restart): the kubelet dials the new server instead.
+                observer.onError(Status.UNAVAILABLE.withDescription(name + " is restarting or stopped")
+                        .asRuntimeException());
+                return;
+            }
             streams.open(observer, advertised.toResponse());
         }
     }
@@ -262,7 +279,11 @@ final class ResourcePlugin {
     private void serveAndRegister() {
         try {
             Files.createDirectories(env.pluginDir());
+            synchronized (stateLock) {
+                acceptingStreams = true;
+            }
             server = transport.serve(socket, List.of(service));
+            boundSocket = socketKey();
             serveFailure = "";
             serving = true;
             LOG.debug("Serving {} on {}", name, socket);
@@ -274,6 +295,30 @@ final class ResourcePlugin {
                 LOG.warn("Cannot serve {} on {}: {}; retrying at every check", name, socket, e.getMessage());
             }
             serveFailure = e.getMessage();
+        }
+    }
+
+    /**
+     * Whether the socket path is still the socket this plugin bound: a socket (not a file renamed over it) with the
+     * same file key (device and inode) as right after binding (not another process's socket moved there).
+     */
+    private boolean socketIsOurs() {
+        Object now = socketKey();
+        return now != null && now.equals(boundSocket);
+    }
+
+    /** The socket path's file key when it is a socket (links not followed); null when it is anything else. */
+    private Object socketKey() {
+        try {
+            BasicFileAttributes attributes = Files.readAttributes(socket, BasicFileAttributes.class,
+                    LinkOption.NOFOLLOW_LINKS);
+            if (!attributes.isOther()) {
+                return null;
+            }
+            Object key = attributes.fileKey();
+            return key != null ? key : socket;
+        } catch (IOException e) {
+            return null;
         }
     }
 
@@ -296,7 +341,10 @@ final class ResourcePlugin {
     private void shutdownServer(boolean graceful) {
         serving = false;
         registrar.cancel();
-        streams.endAll(graceful);
+        synchronized (stateLock) {
+            acceptingStreams = false;
+            streams.endAll(graceful);
+        }
         if (server != null) {
             try {
                 if (graceful) {
@@ -314,6 +362,9 @@ final class ResourcePlugin {
             }
             server = null;
         }
+        // Streams a call registered while the server shut down were cancelled with it; forget them now.
+        streams.endAll(false);
+        boundSocket = null;
         try {
             Files.deleteIfExists(socket);
         } catch (IOException e) {

@@ -10,8 +10,14 @@ import static org.awaitility.Awaitility.await;
 
 import dev.vgpu.deviceplugin.kubelet.DeviceState;
 import dev.vgpu.deviceplugin.kubelet.Registration;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
@@ -108,6 +114,45 @@ class KubeletInterplayTest {
             Files.delete(h.pluginDir.resolve(H200.socketFileName()));
 
             h.await(k -> k.registrations().size() == 2 && k.streaming(H200.fullName()));
+            assertThat(h.kubelet.resources().get(H200.fullName()))
+                    .containsExactly(new DeviceState("0000:41:00.0", "Healthy", OptionalInt.of(0)));
+        }
+    }
+
+    @Test
+    void aFileRenamedOverTheLivePluginSocketIsNoticedAndTheSocketServedAgain() throws Exception {
+        try (Harness h = Harness.start(tmp)) {
+            h.host.addGroupNode(41);
+            h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
+            h.await(k -> k.streaming(H200.fullName()));
+            Path socket = h.pluginDir.resolve(H200.socketFileName());
+            Path squat = Files.writeString(h.pluginDir.resolve("squat.tmp"), "not a socket");
+
+            Files.move(squat, socket, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+
+            h.await(k -> k.registrations().size() == 2 && k.streaming(H200.fullName()));
+            assertThat(Files.readAttributes(socket, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).isOther())
+                    .as("a socket again").isTrue();
+            assertThat(h.kubelet.resources().get(H200.fullName()))
+                    .containsExactly(new DeviceState("0000:41:00.0", "Healthy", OptionalInt.of(0)));
+        }
+    }
+
+    @Test
+    void anotherSocketBoundAtThePluginPathIsNoticedAndTheSocketServedAgain() throws Exception {
+        try (Harness h = Harness.start(tmp)) {
+            h.host.addGroupNode(41);
+            h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
+            h.await(k -> k.streaming(H200.fullName()));
+            Path socket = h.pluginDir.resolve(H200.socketFileName());
+            Path other = h.pluginDir.resolve("other.tmp");
+
+            try (ServerSocketChannel squatter = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+                squatter.bind(UnixDomainSocketAddress.of(other));
+                Files.move(other, socket, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+
+                h.await(k -> k.registrations().size() == 2 && k.streaming(H200.fullName()));
+            }
             assertThat(h.kubelet.resources().get(H200.fullName()))
                     .containsExactly(new DeviceState("0000:41:00.0", "Healthy", OptionalInt.of(0)));
         }

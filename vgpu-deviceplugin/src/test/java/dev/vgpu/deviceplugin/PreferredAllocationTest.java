@@ -43,13 +43,28 @@ class PreferredAllocationTest {
         "a0 b0                 |              | 5    | a0 b0",
     })
     void choosesPerPolicy(String available, String mustInclude, int size, String expected) {
-        assertThat(PreferredAllocation.choose(ids(available), ids(mustInclude), size, NUMA_OF))
+        assertThat(PreferredAllocation.choose(ids(available), ids(mustInclude), size, NUMA_OF, id -> true))
+                .containsExactlyElementsOf(ids(expected));
+    }
+
+    @ParameterizedTest(name = "advertised a*, b*: available {0}, must {1}, size {2} -> {3}")
+    @CsvSource(delimiter = '|', value = {
+        // available           | must include        | size | preferred
+        "a0 a1                 | ../../etc/passwd    | 2    | a0 a1",
+        "u1 a0 u2              |                     | 3    | a0",
+        "a0 a0 a0              |                     | 3    | a0",
+        "u1                    | b2                  | 2    | b2",
+        "a0 b0                 | x y z               | 1    | a0",
+    })
+    void answersOnlyAdvertisedIdsAndNeverMoreThanOffered(String available, String mustInclude, int size,
+                                                         String expected) {
+        assertThat(PreferredAllocation.choose(ids(available), ids(mustInclude), size, NUMA_OF, NUMA::containsKey))
                 .containsExactlyElementsOf(ids(expected));
     }
 
     @Test
     void moreMustIncludeDevicesThanTheSizeIsAnError() {
-        assertThatThrownBy(() -> PreferredAllocation.choose(ids("a0 a1 b0"), ids("a0 a1"), 1, NUMA_OF))
+        assertThatThrownBy(() -> PreferredAllocation.choose(ids("a0 a1 b0"), ids("a0 a1"), 1, NUMA_OF, id -> true))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("exceed the allocation size 1");
     }
 

@@ -1,14 +1,9 @@
 package dev.vgpu.daemon;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.Resource;
 import dev.vgpu.core.Skipped;
 import dev.vgpu.core.Snapshot;
-import java.io.IOException;
-import java.io.StringWriter;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,13 +12,15 @@ import java.util.Map;
 /** Renders a snapshot as the {@code discover} command prints it: the JSON contract of docs/ARCHITECTURE.md, or a table. */
 final class DiscoveryReport {
 
-    // Streaming generator only (jackson-core): the daemon jar carries no data-binding library for one document.
-    private static final JsonFactory JSON = new JsonFactory();
 
     private DiscoveryReport() {
     }
 
-    /** The JSON document: resources sorted by name, devices by id, optional fields omitted when unknown. */
+    /**
+     * The JSON document: resources sorted by name, devices by id, optional fields omitted when unknown;
+     * {@code skipped} lists the skips the sources listed (each source lists at most its first 100),
+     * {@code skippedCount} counts them all.
+     */
     static String json(Snapshot snapshot) {
         List<Object> resources = new ArrayList<>();
         for (Resource resource : snapshot.resources().values()) {
@@ -53,34 +50,65 @@ final class DiscoveryReport {
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("resources", resources);
         doc.put("skipped", skipped);
-        StringWriter out = new StringWriter();
-        try (JsonGenerator json = JSON.createGenerator(out)) {
-            write(json, doc);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot render discovery as JSON", e);
-        }
+        doc.put("skippedCount", snapshot.skippedCount());
+        StringBuilder out = new StringBuilder(4096);
+        write(out, doc);
         return out.toString();
     }
 
-    private static void write(JsonGenerator json, Object value) throws IOException {
+    /**
+     * Writes maps (keys in their order), lists, integers and strings as JSON; hand-written because the document is
+     * this small and a JSON library would be the largest dependency of the daemon's start path.
+     */
+    private static void write(StringBuilder out, Object value) {
         if (value instanceof Map<?, ?> map) {
-            json.writeStartObject();
+            out.append('{');
+            String comma = "";
             for (Map.Entry<?, ?> e : map.entrySet()) {
-                json.writeFieldName(e.getKey().toString());
-                write(json, e.getValue());
+                out.append(comma);
+                string(out, e.getKey().toString());
+                out.append(':');
+                write(out, e.getValue());
+                comma = ",";
             }
-            json.writeEndObject();
+            out.append('}');
         } else if (value instanceof List<?> list) {
-            json.writeStartArray();
+            out.append('[');
+            String comma = "";
             for (Object element : list) {
-                write(json, element);
+                out.append(comma);
+                write(out, element);
+                comma = ",";
             }
-            json.writeEndArray();
-        } else if (value instanceof Integer number) {
-            json.writeNumber(number);
+            out.append(']');
+        } else if (value instanceof Integer || value instanceof Long) {
+            out.append(value);
         } else {
-            json.writeString(value.toString());
+            string(out, value.toString());
         }
+    }
+
+    /** A JSON string: quotes, backslashes and control characters escaped; everything else as it is (UTF-8 out). */
+    private static void string(StringBuilder out, String text) {
+        out.append('"');
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\t' -> out.append("\\t");
+                default -> {
+                    if (c < 0x20 || c == 0x7f || c == 0x2028 || c == 0x2029) {
+                        out.append(String.format(java.util.Locale.ROOT, "\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
+        out.append('"');
     }
 
     /** A fixed-width table for people, then the skipped devices with their reasons. */
@@ -115,7 +143,9 @@ final class DiscoveryReport {
             out.append("(no devices to advertise)\n");
         }
         out.append(snapshot.resources().size()).append(" resources, ").append(snapshot.deviceCount())
-                .append(" devices, ").append(snapshot.skipped().size()).append(" skipped\n");
+                .append(" devices, ").append(snapshot.skippedCount()).append(" skipped")
+                .append(snapshot.skippedCount() > snapshot.skipped().size()
+                        ? " (" + snapshot.skipped().size() + " listed)" : "").append('\n');
         for (Skipped skip : snapshot.skipped()) {
             out.append("skipped ").append(skip.id()).append(" (").append(skip.source()).append("): ")
                     .append(skip.reason()).append('\n');

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -88,6 +89,25 @@ class CliTest {
         assertThat(r.code()).isZero();
         assertThat(r.out()).contains("RESOURCE", "nvidia.com/NVIDIA_H200X-1-18C", "0000:1b:00.5",
                 "3 resources, 4 devices, 1 skipped", "skipped 0000:9b:00.4 (vendor-vfio)");
+    }
+
+    @Test
+    void discoverListsAHundredSkipsPerSourceAndCountsThemAll() throws Exception {
+        Path bus = Files.createDirectories(tmp.resolve("host/sys/bus/pci/devices"));
+        for (int i = 0; i < 1000; i++) {
+            String bdf = String.format("0000:%02x:%02x.%d", i >> 8, i >> 3 & 0x1f, i & 7);
+            Files.createSymbolicLink(bus.resolve(bdf), Path.of("../../../devices/gone/" + bdf));
+        }
+
+        Result r = run("discover", "--host-root", tmp.resolve("host").toString(), "--format", "json", "--no-nvml");
+
+        assertThat(r.code()).isZero();
+        JsonNode doc = new ObjectMapper().readTree(r.out());
+        assertThat(doc.get("skipped")).hasSize(200);
+        assertThat(doc.get("skippedCount").asInt()).isEqualTo(2000);
+        assertThat(doc.get("resources")).isEmpty();
+        assertThat(run("discover", "--host-root", tmp.resolve("host").toString(), "--no-nvml").out())
+                .contains("0 resources, 0 devices, 2000 skipped (200 listed)");
     }
 
     @Test

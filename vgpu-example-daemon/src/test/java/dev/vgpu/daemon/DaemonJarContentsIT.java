@@ -67,7 +67,6 @@ class DaemonJarContentsIT {
                 "META-INF/third-party/grpc-netty-shaded-jar/META-INF/LICENSE.txt",
                 "META-INF/third-party/grpc-netty-shaded-jar/META-INF/NOTICE.txt",
                 "META-INF/third-party/jna-jpms-jar/META-INF/LICENSE",
-                "META-INF/third-party/jackson-core-jar/META-INF/LICENSE",
                 "META-INF/third-party/slf4j-api-jar/META-INF/LICENSE.txt");
     }
 

@@ -25,7 +25,9 @@ import org.slf4j.LoggerFactory;
  * <p>The device id is the mdev's UUID; the resource is its type's {@code mdev_type/name} with whitespace runs
  * turned into {@code _} ({@code GRID T4-1Q} → {@code nvidia.com/GRID_T4-1Q}); the parent GPU is the
  * second-to-last component of the entry's link text (on Ampere a VF); the NUMA node is the parent's; the IOMMU
- * group is the mdev's own. A host without {@code sys/bus/mdev} has no mdev devices.
+ * group is the mdev's own. A host without {@code sys/bus/mdev} has no mdev devices; a host root without
+ * {@code sys/bus}, or with {@code sys/bus/mdev} but no {@code devices} in it, is a failed scan (a bad mount keeps the
+ * last scan's devices rather than withdrawing them).
  * <pre>{@code
  * Discovery found = new MdevSource().discover(Host.of(Path.of("/")));
  * }</pre>
@@ -37,7 +39,7 @@ public final class MdevSource implements DeviceSource {
     public static final String NAME = "mdev";
 
     private static final Logger LOG = LoggerFactory.getLogger(MdevSource.class);
-    private static final String MDEV_DEVICES = "sys/bus/mdev/devices";
+    private static final String MDEV_DEVICES = PciBus.MDEV_DEVICES;
     private static final IdentityCheck IDENTITY = new IdentityCheck("mdev-type", "mdev type");
 
     /** Creates the source; {@link java.util.ServiceLoader} does this. */
@@ -59,13 +61,14 @@ public final class MdevSource implements DeviceSource {
     /**
      * Scans {@code sys/bus/mdev/devices} once.
      *
-     * @throws IOException only when the host root (or an existing bus directory) cannot be read
+     * @throws IOException only when the host root, {@code sys/bus} or an existing {@code sys/bus/mdev} cannot be
+     *                     listed
      */
     @Override
     public Discovery discover(Host host) throws IOException {
         Scan scan = new Scan(NAME, LOG);
         Map<String, OptionalInt> parentNuma = new HashMap<>();
-        for (Path mdev : PciBus.list(host, MDEV_DEVICES)) {
+        for (Path mdev : PciBus.listMdev(host)) {
             inspect(host, PciBus.name(mdev), mdev, scan, parentNuma);
         }
         return scan.done();
@@ -95,6 +98,7 @@ public final class MdevSource implements DeviceSource {
         String typeId;
         String typeName;
         String group;
+        OptionalInt numa;
         try {
             parent = parentOf(Files.readSymbolicLink(mdev));
             what += " on " + parent;
@@ -102,6 +106,11 @@ public final class MdevSource implements DeviceSource {
             what += " of type " + typeId;
             typeName = SysfsFiles.read(mdev.resolve("mdev_type").resolve("name")).strip();
             group = SysfsFiles.iommuGroup(mdev);
+            numa = parentNuma.get(parent);
+            if (numa == null) {
+                numa = SysfsFiles.numaNode(host.path(PciBus.PCI_DEVICES).resolve(parent));
+                parentNuma.put(parent, numa);
+            }
         } catch (NotLinkException e) {
             scan.skip(uuid, what + ": " + (mdev.toString().equals(e.getFile())
                     ? "the bus entry is not a link into a parent device" : SysfsFiles.describe(e)));
@@ -116,8 +125,6 @@ public final class MdevSource implements DeviceSource {
                     + "\" gives no valid resource name");
             return;
         }
-        OptionalInt numa = parentNuma.computeIfAbsent(parent,
-                p -> SysfsFiles.numaNode(host.path(PciBus.PCI_DEVICES).resolve(p)));
         scan.add(Device.builder(uuid, name.get(), NAME, Attachment.MEDIATED).parent(PciAddress.parse(parent))
                 .iommuGroup(group).numaNode(numa).identity(IDENTITY.identity(typeId)).build(),
                 CardCatalogs.collapseWhitespace(typeName));

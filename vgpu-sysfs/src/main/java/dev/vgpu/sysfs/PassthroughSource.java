@@ -59,12 +59,13 @@ public final class PassthroughSource implements DeviceSource {
     /**
      * Scans {@code sys/bus/pci/devices} once.
      *
-     * @throws IOException only when the host root (or an existing bus directory) cannot be read
+     * @throws IOException only when the host root or its {@code sys/bus/pci/devices} is missing or cannot be read
+     *                     (a bad mount: the last scan's devices are kept rather than withdrawn)
      */
     @Override
     public Discovery discover(Host host) throws IOException {
         Scan scan = new Scan(NAME, LOG);
-        for (Path entry : PciBus.list(host, PciBus.PCI_DEVICES)) {
+        for (Path entry : PciBus.listPci(host)) {
             inspect(host, entry, scan);
         }
         return scan.done();
@@ -107,6 +108,7 @@ public final class PassthroughSource implements DeviceSource {
         String vendor;
         String device;
         String group;
+        OptionalInt numa;
         try {
             vendor = PciBus.vendor(host, dir);
             if (!vendor.equals(PciBus.NVIDIA_VENDOR)) {
@@ -119,11 +121,11 @@ public final class PassthroughSource implements DeviceSource {
             }
             device = SysfsFiles.hexId(dir.resolve("device"));
             group = SysfsFiles.iommuGroup(dir);
+            numa = SysfsFiles.numaNode(dir);
         } catch (IOException e) {
             scan.failed(bdf, what, dir, e);
             return;
         }
-        OptionalInt numa = SysfsFiles.numaNode(dir);
         Optional<String> cdev = SysfsFiles.vfioCdev(dir);
         Optional<String> pciName = host.pciIds().deviceName(PciBus.NVIDIA_VENDOR, device);
         Optional<ResourceName> name = ResourceName.forPciDeviceName(pciName.orElse(null), device);

@@ -4,6 +4,7 @@ import dev.vgpu.core.spi.Host;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -18,24 +19,42 @@ import java.util.List;
 final class PciBus {
 
     static final String PCI_DEVICES = "sys/bus/pci/devices";
+    static final String MDEV_DEVICES = "sys/bus/mdev/devices";
     static final String NVIDIA_VENDOR = "10de";
 
     private PciBus() {
     }
 
     /**
-     * The entries of a bus directory, in directory order (the scan sorts what it reports). A missing directory has
-     * no entries.
+     * The entries of {@code sys/bus/pci/devices}, in directory order (the scan sorts what it reports).
      *
-     * @throws IOException when the host root is not a readable directory, or the bus directory cannot be listed
-     *                     (better to keep the last scan's devices than to withdraw them all)
+     * @throws IOException when the host root is not a readable directory, or {@code sys/bus/pci/devices} is missing
+     *                     or cannot be listed: every Linux host with PCI has it, so its absence under an existing
+     *                     root is a bad mount, and keeping the last scan's devices beats withdrawing them all
      */
-    static List<Path> list(Host host, String busDirectory) throws IOException {
-        Path directory = host.path(busDirectory);
-        return SharedRead.once(host, new BusListing(directory), () -> listNow(host.root(), directory));
+    static List<Path> listPci(Host host) throws IOException {
+        return list(host, PCI_DEVICES, false);
     }
 
-    private static List<Path> listNow(Path root, Path directory) throws IOException {
+    /**
+     * The entries of {@code sys/bus/mdev/devices}. A host without mdev support has no {@code sys/bus/mdev} at all
+     * (vendor-VFIO hosts, hosts without the driver loaded): no entries. But {@code sys/bus} itself missing means
+     * sysfs is not there, and {@code sys/bus/mdev} without its {@code devices} is no layout the kernel makes; both
+     * are failures.
+     *
+     * @throws IOException as {@link #listPci}, and in the two cases above
+     */
+    static List<Path> listMdev(Host host) throws IOException {
+        return list(host, MDEV_DEVICES, true);
+    }
+
+    private static List<Path> list(Host host, String busDirectory, boolean busMayBeAbsent) throws IOException {
+        Path directory = host.path(busDirectory);
+        return SharedRead.once(host, new BusListing(directory),
+                () -> listNow(host.root(), directory, busMayBeAbsent));
+    }
+
+    private static List<Path> listNow(Path root, Path directory, boolean busMayBeAbsent) throws IOException {
         if (!Files.isDirectory(root)) {
             throw new NoSuchFileException(root.toString(), null, "the host root is not a readable directory");
         }
@@ -45,7 +64,13 @@ final class PciBus {
                 found.add(entry);
             }
         } catch (NoSuchFileException e) {
-            return List.of();
+            Path bus = directory.getParent();
+            if (busMayBeAbsent && !Files.exists(bus, LinkOption.NOFOLLOW_LINKS)
+                    && Files.isDirectory(bus.getParent())) {
+                return List.of();
+            }
+            throw new NoSuchFileException(directory.toString(), null, root.relativize(directory)
+                    + " is missing under the host root " + root + " (is the host's /sys mounted there?)");
         }
         return Collections.unmodifiableList(found);
     }

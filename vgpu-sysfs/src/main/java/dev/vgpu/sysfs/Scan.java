@@ -12,8 +12,11 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 
 /**
@@ -24,13 +27,27 @@ import org.slf4j.Logger;
  * Resource names are cut to 63 characters, so two different full names can end up as one resource name; such
  * devices are never merged into one resource: {@link #done()} skips all of them with a reason naming every
  * full name involved.
+ *
+ * <p>Skips are bounded: a hostile bus with 100,000 bad entries must not hold 100,000 records. The scan lists the
+ * {@value Discovery#LISTED_SKIPS} skips that sort first by id and reason (so equal hosts still give equal
+ * discoveries) and only counts the others, by reason class (the reason with the device id taken out, at most
+ * {@value #REASON_CLASSES} classes); WARN lines stop after as many skips, and {@link #done()} logs one line with
+ * the counts.
  */
 final class Scan {
 
     private final String source;
     private final Logger log;
     private final List<Device> devices = new ArrayList<>();
-    private final List<Skipped> skipped = new ArrayList<>();
+    static final int REASON_CLASSES = 16;
+    private static final Comparator<Skipped> ORDER = Comparator.comparing(Skipped::id).thenComparing(Skipped::reason);
+
+    /** The listed skips, the last in {@link #ORDER} on top so that it is the one to drop. */
+    private final PriorityQueue<Skipped> skipped = new PriorityQueue<>(ORDER.reversed());
+    /** Reason class → skips counted but not listed. */
+    private final Map<String, Integer> unlisted = new TreeMap<>();
+    private int unlistedCount;
+    private int logged;
     /** Resource name → the full names its devices were grouped by. */
     private final Map<String, Set<String>> claims = new HashMap<>();
 
@@ -52,7 +69,11 @@ final class Scan {
 
     /** Skips a device a user could fix (bad configuration, garbage files): logged at WARN. */
     void skip(String id, String reason) {
-        log.warn("{}: skipping {}: {}", source, SysfsFiles.printable(id), reason);
+        if (logged++ < Discovery.LISTED_SKIPS) {
+            log.warn("{}: skipping {}: {}", source, SysfsFiles.printable(id), reason);
+        } else {
+            log.debug("{}: skipping {}: {}", source, SysfsFiles.printable(id), reason);
+        }
         record(id, reason);
     }
 
@@ -76,6 +97,15 @@ final class Scan {
 
     private void record(String id, String reason) {
         skipped.add(new Skipped(id, source, reason));
+        if (skipped.size() > Discovery.LISTED_SKIPS) {
+            Skipped dropped = skipped.poll();
+            String reasonClass = dropped.id().isEmpty() ? dropped.reason() : dropped.reason().replace(dropped.id(), "…");
+            if (!unlisted.containsKey(reasonClass) && unlisted.size() >= REASON_CLASSES) {
+                reasonClass = "other reasons";
+            }
+            unlisted.merge(SysfsFiles.printable(reasonClass), 1, Integer::sum);
+            unlistedCount++;
+        }
     }
 
     /** Notes, at DEBUG, a function this source does not advertise and does not count as skipped. */
@@ -99,9 +129,15 @@ final class Scan {
                 });
             }
         });
-        log.debug("{}: scan found {} devices, skipped {}", source, devices.size(), skipped.size());
+        log.debug("{}: scan found {} devices, skipped {}", source, devices.size(), skipped.size() + unlistedCount);
+        if (unlistedCount > 0) {
+            log.warn("{}: {} more devices skipped than listed (the first {} by id are): {}", source, unlistedCount,
+                    Discovery.LISTED_SKIPS, unlisted.entrySet().stream().map(e -> e.getValue() + " × " + e.getKey())
+                            .collect(Collectors.joining("; ")));
+        }
         devices.sort(Comparator.comparing(Device::id));
-        skipped.sort(Comparator.comparing(Skipped::id).thenComparing(Skipped::reason));
-        return new Discovery(devices, skipped);
+        List<Skipped> listed = new ArrayList<>(skipped);
+        listed.sort(ORDER);
+        return new Discovery(devices, listed, unlistedCount);
     }
 }

@@ -1,9 +1,8 @@
 package dev.vgpu.sysfs;
 
+import dev.vgpu.core.Printable;
+import dev.vgpu.core.spi.AttributeFiles;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.SeekableByteChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
@@ -11,7 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotLinkException;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.Optional;
 import java.util.OptionalInt;
 
@@ -23,35 +21,17 @@ import java.util.OptionalInt;
 final class SysfsFiles {
 
     /** Sysfs attributes are at most a page; a larger file is garbage, not something to load. */
-    static final int MAX_ATTRIBUTE_BYTES = 64 * 1024;
+    static final int MAX_ATTRIBUTE_BYTES = AttributeFiles.MAX_BYTES;
 
     private SysfsFiles() {
     }
 
-    /** The whole content of a small file as UTF-8 (malformed bytes become U+FFFD). */
+    /**
+     * The whole content of a small regular file as UTF-8, through the project's one bounded reader
+     * ({@link AttributeFiles#read}): a FIFO, socket or device node is refused without being opened.
+     */
     static String read(Path file) throws IOException {
-        try (SeekableByteChannel channel = Files.newByteChannel(file)) {
-            byte[] buffer = new byte[1024];
-            int length = 0;
-            while (true) {
-                if (length == buffer.length) {
-                    if (length >= MAX_ATTRIBUTE_BYTES) {
-                        throw new IOException(name(file) + " is larger than " + MAX_ATTRIBUTE_BYTES + " bytes");
-                    }
-                    buffer = Arrays.copyOf(buffer, length * 4);
-                }
-                int n = channel.read(ByteBuffer.wrap(buffer, length, buffer.length - length));
-                if (n < 0) {
-                    return new String(buffer, 0, length, StandardCharsets.UTF_8);
-                }
-                length += n;
-            }
-        } catch (FileSystemException e) {
-            throw e;
-        } catch (IOException e) {
-            throw e.getMessage() != null && e.getMessage().startsWith(name(file)) ? e
-                    : new IOException(name(file) + " cannot be read: " + e.getMessage(), e);
-        }
+        return AttributeFiles.read(file);
     }
 
     /** The last component of a symbolic link's text, without following it (the link may dangle). */
@@ -87,11 +67,18 @@ final class SysfsFiles {
         return true;
     }
 
-    /** A function's NUMA node; empty when the kernel says -1, or the file is missing, unreadable or garbage. */
-    static OptionalInt numaNode(Path deviceDir) {
+    /**
+     * A function's NUMA node; empty when the kernel says -1, or the file is missing, unreadable or garbage.
+     *
+     * @throws AttributeFiles.NotRegularFileException when {@code numa_node} is a FIFO, socket or device node: not
+     *                                                a kernel's file, so the device is skipped rather than guessed
+     */
+    static OptionalInt numaNode(Path deviceDir) throws AttributeFiles.NotRegularFileException {
         try {
             int node = Integer.parseInt(read(deviceDir.resolve("numa_node")).strip());
             return node < 0 ? OptionalInt.empty() : OptionalInt.of(node);
+        } catch (AttributeFiles.NotRegularFileException e) {
+            throw e;
         } catch (IOException | NumberFormatException e) {
             return OptionalInt.empty();
         }
@@ -182,6 +169,9 @@ final class SysfsFiles {
         if (e instanceof NotLinkException) {
             return file + " is not a link";
         }
+        if (e instanceof AttributeFiles.NotRegularFileException) {
+            return file + " " + reason;
+        }
         if (e instanceof AccessDeniedException) {
             return file + " cannot be read: access denied";
         }
@@ -193,13 +183,8 @@ final class SysfsFiles {
         return text.substring(text.lastIndexOf('/') + 1);
     }
 
-    /** Text safe for one log line: control characters as '?', cut at 80 characters. */
+    /** Text safe for one log line ({@link Printable#of}): control characters escaped, cut at 80 characters. */
     static String printable(String text) {
-        StringBuilder out = new StringBuilder(Math.min(text.length(), 81));
-        for (int i = 0; i < text.length() && i < 80; i++) {
-            char c = text.charAt(i);
-            out.append(c < 0x20 || c == 0x7f ? '?' : c);
-        }
-        return text.length() > 80 ? out.append('…').toString() : out.toString();
+        return Printable.of(text);
     }
 }

@@ -83,13 +83,14 @@ public final class VendorVfioSource implements DeviceSource {
     /**
      * Scans {@code sys/bus/pci/devices} once, then names the configured VFs.
      *
-     * @throws IOException only when the host root (or an existing bus directory) cannot be read
+     * @throws IOException only when the host root or its {@code sys/bus/pci/devices} is missing or cannot be read
+     *                     (a bad mount: the last scan's devices are kept rather than withdrawn)
      */
     @Override
     public Discovery discover(Host host) throws IOException {
         ScanState state = new ScanState(host, new Scan(NAME, LOG),
                 new CardCatalogs(host.vgpuTypes(), memory, host.root()));
-        for (Path entry : PciBus.list(host, PciBus.PCI_DEVICES)) {
+        for (Path entry : PciBus.listPci(host)) {
             inspect(entry, state);
         }
         for (ConfiguredVf vf : state.configured) {

@@ -321,12 +321,78 @@ abstract class HostileInputsContract extends SourceTestBase {
     }
 
     @Test
-    void emptyRootOrMissingBusDirectoriesMeanNoDevices() {
-        tree.mkdirs("sys/bus/pci").writeFile("proc/version", "Linux\n");
+    void aRootWithThePciBusButNoMdevBusHasNoDevicesAndNoFailure() {
+        tree.mkdirs("sys/bus/pci/devices").writeFile("proc/version", "Linux\n");
 
         for (DeviceSource source : ALL) {
             assertThat(scan(source)).isEqualTo(Discovery.empty());
         }
+    }
+
+    @ParameterizedTest(name = "a root with only \"{0}\" fails the PCI sources")
+    @ValueSource(strings = {"proc", "sys", "sys/bus", "sys/bus/pci"})
+    void aMissingPciBusUnderAnExistingRootIsAFailureNotNoDevices(String only) {
+        tree.mkdirs(only);
+
+        for (DeviceSource source : List.of(PASSTHROUGH, VENDOR)) {
+            assertThatThrownBy(() -> source.discover(host())).isInstanceOf(IOException.class)
+                    .hasMessageContaining("sys/bus/pci/devices is missing under the host root");
+        }
+    }
+
+    @ParameterizedTest(name = "a root with only \"{0}\" fails the mdev source")
+    @ValueSource(strings = {"proc", "sys", "sys/bus/mdev"})
+    void aMissingSysBusOrAnMdevBusWithoutDevicesIsAFailure(String only) {
+        tree.mkdirs("sys/bus/pci/devices").delete("sys/bus").mkdirs(only);
+
+        assertThatThrownBy(() -> MDEV.discover(host())).isInstanceOf(IOException.class)
+                .hasMessageContaining("sys/bus/mdev/devices is missing");
+    }
+
+    @Test
+    void aPciBusThatVanishesAndReturnsFailsInBetweenAndThenFindsTheDevicesAgain() throws IOException {
+        oneGpu();
+        oneConfiguredVf();
+        tree.mkdirs("sys/bus/mdev/devices");
+        Discovery before = scan(PASSTHROUGH);
+        tree.path("sys/bus/pci/devices").getFileSystem().provider()
+                .move(tree.path("sys/bus/pci/devices"), tree.path("sys/bus/pci/devices.away"));
+
+        assertThatThrownBy(() -> PASSTHROUGH.discover(host())).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> VENDOR.discover(host())).isInstanceOf(IOException.class);
+        assertThat(scan(MDEV)).isEqualTo(Discovery.empty());
+
+        tree.path("sys/bus/pci/devices").getFileSystem().provider()
+                .move(tree.path("sys/bus/pci/devices.away"), tree.path("sys/bus/pci/devices"));
+        assertThat(scan(PASSTHROUGH)).isEqualTo(before);
+        assertThat(resources(scan(VENDOR))).containsOnlyKeys("NVIDIA_H200X-141C");
+    }
+
+    // bounded skip records
+    /** Creates {@code count} bus entries whose links dangle, named 0001:00:00.0 upwards. */
+    void danglingBusEntries(int count) {
+        tree.mkdirs("sys/bus/pci/devices");
+        for (int i = 0; i < count; i++) {
+            String bdf = String.format("0001:%02x:%02x.%d", i >> 8 & 0xff, i >> 3 & 0x1f, i & 7);
+            tree.symlink("sys/bus/pci/devices/" + (i < 0x10000 ? bdf : "x" + i), "../../../devices/gone/" + bdf);
+        }
+    }
+
+    @Test
+    void manyBadBusEntriesListTheFirstHundredByIdAndCountTheRest() {
+        danglingBusEntries(250);
+        oneGpu();
+
+        for (DeviceSource source : List.of(PASSTHROUGH, VENDOR)) {
+            Discovery found = scan(source);
+            assertThat(found.skipped()).hasSize(Discovery.LISTED_SKIPS);
+            assertThat(found.skipped()).extracting(s -> s.id()).isSorted().startsWith("0001:00:00.0")
+                    .endsWith("0001:00:0c.3");
+            assertThat(found.unlistedSkips()).isEqualTo(150);
+            assertThat(found.skippedCount()).isEqualTo(250);
+            assertThat(scan(source)).as("deterministic").isEqualTo(found);
+        }
+        assertThat(resources(scan(PASSTHROUGH))).containsOnlyKeys("GH100_H200_SXM_141GB");
     }
 
     // traps 10-12

@@ -37,7 +37,7 @@ class SysfsFilesTest {
 
     @Test
     void printableReplacesControlsAndCuts() {
-        assertThat(SysfsFiles.printable("a\u0000b\nc")).isEqualTo("a?b?c");
+        assertThat(SysfsFiles.printable("a\u0000b\nc")).isEqualTo("a\\u0000b\\nc");
         assertThat(SysfsFiles.printable("x".repeat(100))).hasSize(81).endsWith("…");
     }
 

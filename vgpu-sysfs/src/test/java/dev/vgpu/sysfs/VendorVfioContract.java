@@ -241,6 +241,7 @@ abstract class VendorVfioContract extends SourceTestBase {
 
     @Test
     void vfsVanishingAndReturningMidScanNeverBreakAScan() throws Exception {
+        tree.mkdirs("sys/bus/pci/devices");
         Host host = host();
         ExecutorService writer = Executors.newSingleThreadExecutor();
         try {

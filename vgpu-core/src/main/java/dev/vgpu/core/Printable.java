@@ -1,0 +1,69 @@
+package dev.vgpu.core;
+
+/**
+ * Text from outside (a client's device id, a file's content, a link's text) made safe for one log line or one
+ * gRPC status description: nothing in it can start a new line, move the cursor or grow the line without bound.
+ *
+ * <p>Control characters (C0, DEL, C1), the Unicode line and paragraph separators and unpaired surrogates are
+ * written as escapes ({@code \n}, {@code \r}, {@code \t}, otherwise {@code \}{@code uXXXX}), a backslash as
+ * {@code \\}, so an escaped text is never mistaken for what it stands for. The result holds at most
+ * {@value #DEFAULT_LIMIT} characters of the input (or the limit given), then {@code …}; a surrogate pair is never
+ * cut. Everything that puts an outside string in a message uses this one helper.
+ * <pre>{@code
+ * LOG.warn("Refused allocation of {}", Printable.of(clientId));   // "0000:41:00.0\nforged" -> 0000:41:00.0\nforged
+ * }</pre>
+ */
+public final class Printable {
+
+    /** How many characters of the input {@link #of(String)} keeps. */
+    public static final int DEFAULT_LIMIT = 80;
+
+    private Printable() {
+    }
+
+    /** The text escaped and cut after {@value #DEFAULT_LIMIT} characters; {@code null} gives the word {@code null}. */
+    public static String of(String text) {
+        return of(text, DEFAULT_LIMIT);
+    }
+
+    /**
+     * The text escaped and cut after {@code limit} characters of input.
+     *
+     * @throws IllegalArgumentException when {@code limit} is negative
+     */
+    public static String of(String text, int limit) {
+        if (limit < 0) {
+            throw new IllegalArgumentException("limit " + limit + " is negative");
+        }
+        if (text == null) {
+            return "null";
+        }
+        int end = Math.min(text.length(), limit);
+        if (end < text.length() && end > 0 && Character.isHighSurrogate(text.charAt(end - 1))
+                && Character.isLowSurrogate(text.charAt(end))) {
+            end--;
+        }
+        StringBuilder out = new StringBuilder(end + 8);
+        for (int i = 0; i < end; i++) {
+            char c = text.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))
+                    && i + 1 < end) {
+                out.append(c).append(text.charAt(++i));
+            } else if (c == '\\') {
+                out.append("\\\\");
+            } else if (c == '\n') {
+                out.append("\\n");
+            } else if (c == '\r') {
+                out.append("\\r");
+            } else if (c == '\t') {
+                out.append("\\t");
+            } else if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029'
+                    || Character.isSurrogate(c)) {
+                out.append(String.format("\\u%04x", (int) c));
+            } else {
+                out.append(c);
+            }
+        }
+        return end < text.length() ? out.append('…').toString() : out.toString();
+    }
+}

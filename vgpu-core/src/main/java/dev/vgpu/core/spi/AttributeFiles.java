@@ -1,0 +1,127 @@
+package dev.vgpu.core.spi;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.Arrays;
+
+/**
+ * The one way this project reads a small attribute file of the host ({@code vendor}, {@code numa_node},
+ * {@code nvidia/current_vgpu_type}, an mdev type's {@code name}, EGM's {@code gpu_devices}, ...): at scan time,
+ * at Allocate and in health checks alike, and for custom sources that want the same guarantees.
+ *
+ * <ul>
+ * <li><b>Regular files only.</b> The type of the file the path resolves to (links followed) is read first; a
+ *     FIFO, socket, device node or directory is refused with a {@link NotRegularFileException} and never opened,
+ *     since opening a FIFO blocks until a writer appears and reading a device such as {@code /dev/zero} never
+ *     ends.</li>
+ * <li><b>Bounded.</b> At most {@value #MAX_BYTES} bytes are read; a longer file is an {@link IOException} saying
+ *     so. Sysfs attributes are at most a page; the size a file reports is not trusted (sysfs reports 4096 for
+ *     every attribute).</li>
+ * <li><b>Loop safe.</b> A symbolic-link loop fails the type read ({@code ELOOP}) as an {@link IOException}.</li>
+ * </ul>
+ * Every failure is an {@link IOException} whose message names the file by its last component, so a caller can
+ * turn it into one skip reason or one status description.
+ *
+ * <p>Why it lives in core: both the sysfs sources (discovery, rechecks) and the device-plugin adapter (Allocate,
+ * health) read host files, and the adapter must not depend on the built-in sources (that would put them on every
+ * consumer's service path). The reader knows files, not sysfs semantics; parsing stays with the modules.
+ *
+ * <p>Residual window: NIO cannot open with {@code O_NONBLOCK}, so the type check and the open are two steps. A
+ * regular file replaced by a FIFO between them would still block the open. Sysfs itself never does that; only a
+ * process that can write the host's {@code /sys} (root) could, and the scan deadline is the backstop for it.
+ * Stateless and thread-safe.
+ * <pre>{@code
+ * String type = AttributeFiles.read(host.path("sys/bus/pci/devices/0000:1b:00.4/nvidia/current_vgpu_type")).strip();
+ * }</pre>
+ */
+public final class AttributeFiles {
+
+    /** The most bytes {@link #read} reads: sysfs attributes are at most a page, anything larger is garbage. */
+    public static final int MAX_BYTES = 64 * 1024;
+
+    private AttributeFiles() {
+    }
+
+    /**
+     * The whole content of a small regular file as UTF-8 (malformed bytes become U+FFFD).
+     *
+     * @throws NotRegularFileException when the path resolves to a FIFO, socket, device node or directory
+     * @throws java.nio.file.NoSuchFileException when it is missing (or a link to it dangles)
+     * @throws IOException when it is larger than {@value #MAX_BYTES} bytes or cannot be read
+     */
+    public static String read(Path file) throws IOException {
+        BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
+        if (!attributes.isRegularFile()) {
+            throw new NotRegularFileException(file, kind(file, attributes));
+        }
+        try (SeekableByteChannel channel = Files.newByteChannel(file)) {
+            byte[] buffer = new byte[1024];
+            int length = 0;
+            while (true) {
+                if (length == buffer.length) {
+                    if (length > MAX_BYTES) {
+                        throw new IOException(name(file) + " is larger than " + MAX_BYTES + " bytes");
+                    }
+                    buffer = Arrays.copyOf(buffer, Math.min(length * 4, MAX_BYTES + 1));
+                }
+                int n = channel.read(ByteBuffer.wrap(buffer, length, buffer.length - length));
+                if (n < 0) {
+                    return new String(buffer, 0, length, StandardCharsets.UTF_8);
+                }
+                length += n;
+            }
+        } catch (FileSystemException e) {
+            throw e;
+        } catch (IOException e) {
+            throw e.getMessage() != null && e.getMessage().startsWith(name(file)) ? e
+                    : new IOException(name(file) + " cannot be read: " + e.getMessage(), e);
+        }
+    }
+
+    /** What a non-regular file is, in words, from the Unix mode where the file system has one. */
+    private static String kind(Path file, BasicFileAttributes attributes) {
+        if (attributes.isDirectory()) {
+            return "a directory";
+        }
+        try {
+            Object mode = Files.getAttribute(file, "unix:mode");
+            if (mode instanceof Integer bits) {
+                switch (bits & 0170000) {
+                    case 0010000: return "a FIFO";
+                    case 0140000: return "a socket";
+                    case 0020000: return "a character device";
+                    case 0060000: return "a block device";
+                    default: break;
+                }
+            }
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            // Not every file system has Unix modes (jimfs has none); the general words below do.
+        }
+        return "a FIFO, socket or device node";
+    }
+
+    private static String name(Path file) {
+        Path last = file.getFileName();
+        return last == null ? file.toString() : last.toString();
+    }
+
+    /** An attribute path that resolves to something other than a regular file, which is never opened. */
+    public static final class NotRegularFileException extends FileSystemException {
+
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * @param file the path as given
+         * @param kind what it is, e.g. {@code a FIFO}
+         */
+        public NotRegularFileException(Path file, String kind) {
+            super(file.toString(), null, "is " + kind + ", not a regular file");
+        }
+    }
+}

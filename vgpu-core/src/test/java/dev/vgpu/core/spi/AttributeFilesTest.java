@@ -1,0 +1,98 @@
+package dev.vgpu.core.spi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.common.jimfs.Configuration;
+import com.google.common.jimfs.Jimfs;
+import java.io.IOException;
+import java.nio.file.FileSystem;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The one bounded attribute reader: regular files only, at most 64 KiB, loops and dangling links as errors.
+ * FIFO cases carry a {@link Timeout} as a hang guard (opening a FIFO blocks until a writer comes).
+ */
+@Timeout(value = 20, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class AttributeFilesTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void readsASmallFileAsUtf8WithReplacementForGarbage() throws IOException {
+        Files.write(dir.resolve("name"), new byte[] {'G', 'R', 'I', 'D', (byte) 0xff, '\n'});
+
+        assertThat(AttributeFiles.read(dir.resolve("name"))).isEqualTo("GRID\ufffd\n");
+    }
+
+    @Test
+    void readsExactlyTheLimitAndRefusesOneByteMore() throws IOException {
+        Files.writeString(dir.resolve("full"), "1".repeat(AttributeFiles.MAX_BYTES));
+        Files.writeString(dir.resolve("over"), "1".repeat(AttributeFiles.MAX_BYTES + 1));
+
+        assertThat(AttributeFiles.read(dir.resolve("full"))).hasSize(AttributeFiles.MAX_BYTES);
+        assertThatThrownBy(() -> AttributeFiles.read(dir.resolve("over"))).isInstanceOf(IOException.class)
+                .hasMessage("over is larger than 65536 bytes");
+    }
+
+    @Test
+    void aFifoIsRefusedWithoutOpeningIt() throws Exception {
+        Path fifo = dir.resolve("current_vgpu_type");
+        Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).start();
+        assertThat(mkfifo.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(mkfifo.exitValue()).isZero();
+        Files.createSymbolicLink(dir.resolve("link"), fifo.getFileName());
+
+        assertThatThrownBy(() -> AttributeFiles.read(fifo)).isInstanceOf(AttributeFiles.NotRegularFileException.class)
+                .hasMessageContaining("current_vgpu_type").hasMessageEndingWith("is a FIFO, not a regular file");
+        assertThatThrownBy(() -> AttributeFiles.read(dir.resolve("link")))
+                .isInstanceOf(AttributeFiles.NotRegularFileException.class).hasMessageContaining("FIFO");
+    }
+
+    @Test
+    void aLinkToADeviceNodeIsRefused() throws IOException {
+        Files.createSymbolicLink(dir.resolve("vendor"), Path.of("/dev/zero"));
+
+        assertThatThrownBy(() -> AttributeFiles.read(dir.resolve("vendor")))
+                .isInstanceOf(AttributeFiles.NotRegularFileException.class)
+                .hasMessageEndingWith("is a character device, not a regular file");
+    }
+
+    @Test
+    void aDirectoryIsRefused() throws IOException {
+        Files.createDirectories(dir.resolve("creatable_vgpu_types"));
+
+        assertThatThrownBy(() -> AttributeFiles.read(dir.resolve("creatable_vgpu_types")))
+                .isInstanceOf(AttributeFiles.NotRegularFileException.class).hasMessageContaining("a directory");
+    }
+
+    @Test
+    void aLinkLoopAndADanglingLinkAreErrors() throws IOException {
+        Files.createSymbolicLink(dir.resolve("a"), Path.of("b"));
+        Files.createSymbolicLink(dir.resolve("b"), Path.of("a"));
+        Files.createSymbolicLink(dir.resolve("dangling"), Path.of("nowhere"));
+
+        assertThatThrownBy(() -> AttributeFiles.read(dir.resolve("a"))).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> AttributeFiles.read(dir.resolve("dangling"))).isInstanceOf(NoSuchFileException.class);
+    }
+
+    @Test
+    void worksOnJimfsWhereNoUnixModeExists() throws IOException {
+        try (FileSystem fs = Jimfs.newFileSystem(Configuration.unix())) {
+            Path root = Files.createDirectories(fs.getPath("/host"));
+            Files.writeString(root.resolve("numa_node"), "1\n");
+            Files.createDirectories(root.resolve("dir"));
+
+            assertThat(AttributeFiles.read(root.resolve("numa_node"))).isEqualTo("1\n");
+            assertThatThrownBy(() -> AttributeFiles.read(root.resolve("dir")))
+                    .isInstanceOf(AttributeFiles.NotRegularFileException.class);
+        }
+    }
+}
