@@ -43,11 +43,51 @@ final class DaemonProcess implements AutoCloseable {
 
     /** {@code java -cp <classPath> dev.vgpu.daemon.VgpuDaemon <args>}, output to {@code log}. */
     static DaemonProcess start(String classPath, Path log, String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classPath, "dev.vgpu.daemon.VgpuDaemon"));
+        return start(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), classPath, log, args);
+    }
+
+    /** The same with these JVM options (e.g. the manifest's, see {@link #manifestJvmOptions()}). */
+    static DaemonProcess start(List<String> jvmOptions, String classPath, Path log, String... args)
+            throws IOException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString()));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", classPath, "dev.vgpu.daemon.VgpuDaemon"));
         command.addAll(List.of(args));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         return new DaemonProcess(process, log);
+    }
+
+    /**
+     * The JVM options of {@code deploy/base/daemonset.yaml}'s {@code JAVA_TOOL_OPTIONS}, without the class-data
+     * archive (an image path): the heap and stack the daemon really gets.
+     */
+    static List<String> manifestJvmOptions() throws IOException {
+        String yaml = Files.readString(Path.of("../deploy/base/daemonset.yaml"));
+        int at = yaml.indexOf("name: JAVA_TOOL_OPTIONS");
+        int value = yaml.indexOf("value: >-", at);
+        if (at < 0 || value < 0) {
+            throw new IllegalStateException("no JAVA_TOOL_OPTIONS folded value in deploy/base/daemonset.yaml");
+        }
+        List<String> options = new ArrayList<>();
+        for (String line : yaml.substring(value + "value: >-".length()).split("\n")) {
+            String text = line.strip();
+            if (text.isEmpty()) {
+                continue;
+            }
+            if (!text.startsWith("-")) {
+                break;
+            }
+            for (String option : text.split("\\s+")) {
+                if (!option.startsWith("-XX:SharedArchiveFile=")) {
+                    options.add(option);
+                }
+            }
+        }
+        if (options.stream().noneMatch(o -> o.startsWith("-Xmx"))) {
+            throw new IllegalStateException("the manifest sets no -Xmx: " + options);
+        }
+        return options;
     }
 
     String output() throws IOException {

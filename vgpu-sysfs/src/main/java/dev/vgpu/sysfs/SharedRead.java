@@ -8,9 +8,12 @@ import java.io.IOException;
  * The outcome of one read that several sources make in a scan, kept in the {@link Host#scanScope() scan scope}
  * so that the file is read once and every source sees the same answer: the value, or the failure.
  *
- * <p>The failure is the {@link IOException} the first reader got, thrown again to every later reader so that
- * they take exactly the branch they would have taken reading the file themselves; nobody may modify it (no
- * {@code addSuppressed}, no {@code initCause}).
+ * <p>The failure is the {@link IOException} the first reader got, kept as a copy of the same kind (same
+ * {@code NoSuchFileException}/{@code NotLinkException}/... type, file and reason) without a stack trace, and thrown
+ * to every reader so that they take exactly the branch they would have taken reading the file themselves; nobody
+ * may modify it (no {@code addSuppressed}, no {@code initCause}). Without a stack trace because a scan may keep
+ * one failure per bus entry until it ends: 100,000 dangling entries with their stack traces held hundreds of
+ * megabytes and ran the manifest's heap out.
  *
  * @param value   what the read answered (may be null where the read says "nothing", e.g. no driver bound)
  * @param failure why the read failed; null when it answered
@@ -42,7 +45,108 @@ record SharedRead<T>(T value, IOException failure) {
         try {
             return new SharedRead<>(reader.read(), null);
         } catch (IOException e) {
-            return new SharedRead<>(null, e);
+            return new SharedRead<>(null, Quiet.copy(e));
+        }
+    }
+
+    /** Failures kept in a scan scope: the same kinds as the JDK's, without a stack trace. */
+    interface Quiet {
+
+        /** A copy of {@code e} of the same kind, or a plain {@link IOException} with its message. */
+        static IOException copy(IOException e) {
+            if (e instanceof Quiet) {
+                return e;
+            }
+            if (e instanceof java.nio.file.FileSystemException f) {
+                if (e instanceof java.nio.file.NoSuchFileException) {
+                    return new NoSuchFile(f.getFile(), f.getOtherFile(), f.getReason());
+                }
+                if (e instanceof java.nio.file.NotLinkException) {
+                    return new NotLink(f.getFile(), f.getOtherFile(), f.getReason());
+                }
+                if (e instanceof java.nio.file.AccessDeniedException) {
+                    return new AccessDenied(f.getFile(), f.getOtherFile(), f.getReason());
+                }
+                return new FileSystem(f.getFile(), f.getOtherFile(), f.getReason());
+            }
+            return new Plain(e.getClass() == IOException.class ? null : e.getClass().getSimpleName(), e.getMessage());
+        }
+    }
+
+    /** A {@link java.nio.file.NoSuchFileException} without a stack trace. */
+    static final class NoSuchFile extends java.nio.file.NoSuchFileException implements Quiet {
+        private static final long serialVersionUID = 1L;
+
+        NoSuchFile(String file, String other, String reason) {
+            super(file, other, reason);
+        }
+
+        @Override
+        public synchronized Throwable fillInStackTrace() {
+            return this;
+        }
+    }
+
+    /** A {@link java.nio.file.NotLinkException} without a stack trace. */
+    static final class NotLink extends java.nio.file.NotLinkException implements Quiet {
+        private static final long serialVersionUID = 1L;
+
+        NotLink(String file, String other, String reason) {
+            super(file, other, reason);
+        }
+
+        @Override
+        public synchronized Throwable fillInStackTrace() {
+            return this;
+        }
+    }
+
+    /** A {@link java.nio.file.AccessDeniedException} without a stack trace. */
+    static final class AccessDenied extends java.nio.file.AccessDeniedException implements Quiet {
+        private static final long serialVersionUID = 1L;
+
+        AccessDenied(String file, String other, String reason) {
+            super(file, other, reason);
+        }
+
+        @Override
+        public synchronized Throwable fillInStackTrace() {
+            return this;
+        }
+    }
+
+    /** A {@link java.nio.file.FileSystemException} without a stack trace. */
+    static final class FileSystem extends java.nio.file.FileSystemException implements Quiet {
+        private static final long serialVersionUID = 1L;
+
+        FileSystem(String file, String other, String reason) {
+            super(file, other, reason);
+        }
+
+        @Override
+        public synchronized Throwable fillInStackTrace() {
+            return this;
+        }
+    }
+
+    /** A plain {@link IOException} without a stack trace, remembering the kind it copies for messages. */
+    static final class Plain extends IOException implements Quiet {
+        private static final long serialVersionUID = 1L;
+        private final String kind;
+
+        Plain(String kind, String message) {
+            super(message);
+            this.kind = kind;
+        }
+
+        /** The simple class name of the copied exception; null when it was a plain {@link IOException}. */
+        String kind() {
+            return kind;
+        }
+
+        @Override
+        public synchronized Throwable fillInStackTrace() {
+            return this;
         }
     }
 }

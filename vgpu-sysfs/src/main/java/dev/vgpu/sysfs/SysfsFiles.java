@@ -158,7 +158,9 @@ final class SysfsFiles {
     static String describe(IOException e) {
         if (!(e instanceof FileSystemException)) {
             String message = e.getMessage() == null ? "" : printable(e.getMessage());
-            return e.getClass() == IOException.class ? message : e.getClass().getSimpleName() + " " + message;
+            String kind = e instanceof SharedRead.Plain copy ? copy.kind()
+                    : e.getClass() == IOException.class ? null : e.getClass().getSimpleName();
+            return kind == null ? message : kind + " " + message;
         }
         FileSystemException failure = (FileSystemException) e;
         String file = failure.getFile() == null ? "a file" : printable(name(failure.getFile()));
