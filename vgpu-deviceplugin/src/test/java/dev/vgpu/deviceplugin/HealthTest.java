@@ -16,10 +16,12 @@ import dev.vgpu.testing.SysfsTree;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Health: the VFIO group node's presence (watched and polled) and GPU faults fed by the XID hook. */
+@Tag("reliability")
 class HealthTest {
 
     private static final String UUID = "aa618089-8b16-4d01-a136-25a0f3c73123";

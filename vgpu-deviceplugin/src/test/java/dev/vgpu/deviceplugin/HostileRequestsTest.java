@@ -22,6 +22,7 @@ import java.util.function.Consumer;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code INVALID_ARGUMENT} naming the limit before any work, client text escaped and cut in every description,
  * preferred answers only with advertised ids; the plugin keeps serving afterwards.
  */
+@Tag("reliability")
 class HostileRequestsTest {
 
     private static final String GPU0 = "0000:41:00.0";

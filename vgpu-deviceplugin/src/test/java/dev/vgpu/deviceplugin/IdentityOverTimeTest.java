@@ -32,6 +32,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -41,6 +42,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * A device stays what it was when advertised: real-layout host trees scanned by the built-in sources, rescans
  * reconciled into a real plugin manager, and a stand-in kubelet over real unix sockets watching the result.
  */
+@Tag("reliability")
 class IdentityOverTimeTest {
 
     static final Map<Long, String> L40S = Map.of(1152L, "NVIDIA L40S-1Q", 1153L, "NVIDIA L40S-2Q",

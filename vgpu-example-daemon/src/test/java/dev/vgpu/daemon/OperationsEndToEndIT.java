@@ -21,6 +21,7 @@ import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * kubelet restart), {@code /readyz} flipping when the kubelet appears, {@code /healthz} failing while a scan is
  * held past its deadline.
  */
+@Tag("reliability")
 class OperationsEndToEndIT {
 
     private static final String CARD = "0000:1b:00.0";

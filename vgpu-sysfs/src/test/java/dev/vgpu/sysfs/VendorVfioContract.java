@@ -15,9 +15,11 @@ import dev.vgpu.testing.SysfsTree;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The vendor-specific VFIO scenarios of the issue, on any file system. */
+@Tag("reliability")
 abstract class VendorVfioContract extends SourceTestBase {
 
     static final Map<Long, String> H200 = Map.of(1428L, "NVIDIA H200X-141C", 1414L, "NVIDIA H200X-1-18C",
