@@ -123,8 +123,9 @@ final class Metrics implements PluginObserver, ScanObserver {
                 .callback(cb -> cb.call(nvmlUp.getAsBoolean() ? 1 : 0)).register(registry);
     }
 
+    /** Skips per source, the listed ones and those only counted (a source lists at most 100). */
     private static Map<String, Integer> skippedBySource(Snapshot snapshot) {
-        Map<String, Integer> out = new TreeMap<>();
+        Map<String, Integer> out = new TreeMap<>(snapshot.unlistedSkips());
         for (Skipped skip : snapshot.skipped()) {
             out.merge(skip.source(), 1, Integer::sum);
         }
