@@ -97,8 +97,24 @@ public final class UnixDomainTransport implements AutoCloseable {
         try {
             return builder.build().start();
         } catch (IOException | RuntimeException e) {
-            throw new IOException("cannot serve on " + socket + ": " + e.getMessage(), e);
+            throw new IOException("cannot serve on " + socket + ": " + withCauses(e), e);
         }
+    }
+
+    /**
+     * The message and the distinct messages of its causes: gRPC says "Failed to bind to address" and keeps the
+     * operating system's reason ("Permission denied", "Address already in use") in a cause.
+     */
+    private static String withCauses(Throwable e) {
+        StringBuilder out = new StringBuilder(String.valueOf(e.getMessage()));
+        java.util.Set<Throwable> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (Throwable cause = e.getCause(); cause != null && seen.add(cause); cause = cause.getCause()) {
+            String message = cause.getMessage();
+            if (message != null && !message.isBlank() && out.indexOf(message) < 0) {
+                out.append(": ").append(message);
+            }
+        }
+        return out.toString();
     }
 
     /** A plaintext channel to the socket (authority {@code localhost}, as the kubelet uses); connects lazily. */
