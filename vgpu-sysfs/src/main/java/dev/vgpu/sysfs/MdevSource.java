@@ -104,11 +104,11 @@ public final class MdevSource implements DeviceSource {
             what += " on " + parent;
             typeId = SysfsFiles.linkName(mdev.resolve("mdev_type"));
             what += " of type " + typeId;
-            typeName = SysfsFiles.read(mdev.resolve("mdev_type").resolve("name")).strip();
+            typeName = SysfsFiles.readStripped(mdev.resolve("mdev_type").resolve("name"), host.scanScope());
             group = SysfsFiles.iommuGroup(mdev);
             numa = parentNuma.get(parent);
             if (numa == null) {
-                numa = SysfsFiles.numaNode(host.path(PciBus.PCI_DEVICES).resolve(parent));
+                numa = SysfsFiles.numaNode(host.path(PciBus.PCI_DEVICES).resolve(parent), host.scanScope());
                 parentNuma.put(parent, numa);
             }
         } catch (NotLinkException e) {

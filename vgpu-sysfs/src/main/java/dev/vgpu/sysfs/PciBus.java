@@ -109,7 +109,8 @@ final class PciBus {
      * @throws IOException when the file is missing, unreadable or not {@code 0x} and four hex digits
      */
     static String vendor(Host host, Path deviceDir) throws IOException {
-        return SharedRead.once(host, new VendorId(deviceDir), () -> SysfsFiles.hexId(deviceDir.resolve("vendor")));
+        return SharedRead.once(host, new VendorId(deviceDir), () -> SysfsFiles.hexId(deviceDir.resolve("vendor"),
+                host.scanScope()));
     }
 
     /** True when the {@code driver} link leads to a directory: a dangling link means the driver is gone. */

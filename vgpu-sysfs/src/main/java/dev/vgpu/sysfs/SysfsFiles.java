@@ -2,6 +2,7 @@ package dev.vgpu.sysfs;
 
 import dev.vgpu.core.Printable;
 import dev.vgpu.core.spi.AttributeFiles;
+import dev.vgpu.core.spi.ScanScope;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryStream;
@@ -28,10 +29,16 @@ final class SysfsFiles {
 
     /**
      * The whole content of a small regular file as UTF-8, through the project's one bounded reader
-     * ({@link AttributeFiles#read}): a FIFO, socket or device node is refused without being opened.
+     * ({@link AttributeFiles#read(Path, ScanScope)}, through the scan's read buffer): a FIFO, socket or device node
+     * is refused without being opened.
      */
-    static String read(Path file) throws IOException {
-        return AttributeFiles.read(file);
+    static String read(Path file, ScanScope scope) throws IOException {
+        return AttributeFiles.read(file, scope);
+    }
+
+    /** {@link #read} without surrounding whitespace ({@link AttributeFiles#readStripped}). */
+    static String readStripped(Path file, ScanScope scope) throws IOException {
+        return AttributeFiles.readStripped(file, scope);
     }
 
     /** The last component of a symbolic link's text, without following it (the link may dangle). */
@@ -49,8 +56,8 @@ final class SysfsFiles {
      *
      * @return the four digits in lowercase, e.g. {@code 10de}
      */
-    static String hexId(Path file) throws IOException {
-        String text = read(file).strip();
+    static String hexId(Path file, ScanScope scope) throws IOException {
+        String text = readStripped(file, scope);
         if (text.length() != 6 || text.charAt(0) != '0' || (text.charAt(1) != 'x' && text.charAt(1) != 'X')
                 || !isHex(text, 2)) {
             throw new IOException(name(file) + " is not 0x and four hex digits: \"" + printable(text) + "\"");
@@ -73,9 +80,9 @@ final class SysfsFiles {
      * @throws AttributeFiles.NotRegularFileException when {@code numa_node} is a FIFO, socket or device node: not
      *                                                a kernel's file, so the device is skipped rather than guessed
      */
-    static OptionalInt numaNode(Path deviceDir) throws AttributeFiles.NotRegularFileException {
+    static OptionalInt numaNode(Path deviceDir, ScanScope scope) throws AttributeFiles.NotRegularFileException {
         try {
-            int node = Integer.parseInt(read(deviceDir.resolve("numa_node")).strip());
+            int node = Integer.parseInt(readStripped(deviceDir.resolve("numa_node"), scope));
             return node < 0 ? OptionalInt.empty() : OptionalInt.of(node);
         } catch (AttributeFiles.NotRegularFileException e) {
             throw e;

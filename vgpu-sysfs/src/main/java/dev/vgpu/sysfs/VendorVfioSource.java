@@ -112,7 +112,7 @@ public final class VendorVfioSource implements DeviceSource {
         }
         Path dir = host.path(PciBus.PCI_DEVICES).resolve(device.id());
         return IDENTITY.check(device, dir, () -> {
-            String text = SysfsFiles.read(dir.resolve(CURRENT_TYPE)).strip();
+            String text = SysfsFiles.readStripped(dir.resolve(CURRENT_TYPE), host.scanScope());
             boolean number = !text.isEmpty() && text.length() <= 18 && text.chars().allMatch(c -> c >= '0' && c <= '9');
             return text.isEmpty() ? "0" : number ? Long.toString(Long.parseLong(text)) : text;
         }, "0", "without a vGPU type (" + CURRENT_TYPE + " is 0)");
@@ -219,7 +219,7 @@ public final class VendorVfioSource implements DeviceSource {
         mergeCatalog(pf, bdf, dir, state);
         String current;
         try {
-            current = SysfsFiles.read(dir.resolve(CURRENT_TYPE)).strip();
+            current = SysfsFiles.readStripped(dir.resolve(CURRENT_TYPE), state.host.scanScope());
         } catch (NoSuchFileException e) {
             if (!Files.isDirectory(dir)) {
                 throw e;
@@ -241,7 +241,7 @@ public final class VendorVfioSource implements DeviceSource {
             return;
         }
         String group = SysfsFiles.iommuGroup(dir);
-        state.configured.add(new ConfiguredVf(bdf, pf, Long.parseLong(current), group, SysfsFiles.numaNode(dir),
+        state.configured.add(new ConfiguredVf(bdf, pf, Long.parseLong(current), group, SysfsFiles.numaNode(dir, state.host.scanScope()),
                 SysfsFiles.vfioCdev(dir)));
     }
 
@@ -249,7 +249,7 @@ public final class VendorVfioSource implements DeviceSource {
     private static void mergeCatalog(PciAddress card, String bdf, Path dir, ScanState state) {
         String text;
         try {
-            text = SysfsFiles.read(dir.resolve(CATALOG));
+            text = SysfsFiles.read(dir.resolve(CATALOG), state.host.scanScope());
         } catch (NoSuchFileException e) {
             return;
         } catch (IOException e) {

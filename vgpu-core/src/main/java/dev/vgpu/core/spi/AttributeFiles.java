@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The one way this project reads a small attribute file of the host ({@code vendor}, {@code numa_node},
@@ -35,7 +36,7 @@ import java.util.Arrays;
  * <p>Residual window: NIO cannot open with {@code O_NONBLOCK}, so the type check and the open are two steps. A
  * regular file replaced by a FIFO between them would still block the open. Sysfs itself never does that; only a
  * process that can write the host's {@code /sys} (root) could, and the scan deadline is the backstop for it.
- * Stateless and thread-safe.
+ * Thread-safe; the only state is the read buffer a {@link ScanScope} owns for its scan.
  * <pre>{@code
  * String type = AttributeFiles.read(host.path("sys/bus/pci/devices/0000:1b:00.4/nvidia/current_vgpu_type")).strip();
  * }</pre>
@@ -49,39 +50,108 @@ public final class AttributeFiles {
     }
 
     /**
-     * The whole content of a small regular file as UTF-8 (malformed bytes become U+FFFD).
+     * The whole content of a small regular file as UTF-8 (malformed bytes become U+FFFD), read into a buffer of
+     * its own. Same as {@link #read(Path, ScanScope)} with {@link ScanScope#none()}.
      *
      * @throws NotRegularFileException when the path resolves to a FIFO, socket, device node or directory
      * @throws java.nio.file.NoSuchFileException when it is missing (or a link to it dangles)
      * @throws IOException when it is larger than {@value #MAX_BYTES} bytes or cannot be read
      */
     public static String read(Path file) throws IOException {
+        return read(file, ScanScope.none(), false);
+    }
+
+    /**
+     * {@link #read(Path)}, reading through the read buffer of a scan: a scan of the whole bus reads thousands of
+     * attributes, and one buffer per scan (rather than one per file) is most of what a rescan would otherwise
+     * allocate.
+     *
+     * <p>Ownership: the buffer belongs to the scope (one scan); it is lent to one read at a time and handed back
+     * before this method returns, and no text refers to it. A read that finds it lent (another thread of the same
+     * scan) reads into a buffer of its own, so concurrent reads are safe. Under {@link ScanScope#none()} every
+     * read has a buffer of its own. Nothing outlives the scope: the next scan's scope has its own buffer.
+     *
+     * @param scope the scan's memo, e.g. {@code host.scanScope()}
+     * @throws NotRegularFileException when the path resolves to a FIFO, socket, device node or directory
+     * @throws java.nio.file.NoSuchFileException when it is missing (or a link to it dangles)
+     * @throws IOException when it is larger than {@value #MAX_BYTES} bytes or cannot be read
+     */
+    public static String read(Path file, ScanScope scope) throws IOException {
+        return read(file, scope, false);
+    }
+
+    /**
+     * {@link #read(Path, ScanScope)} without surrounding whitespace: equal to {@code read(file, scope).strip()},
+     * without first making the text with its trailing newline.
+     *
+     * @param scope the scan's memo, e.g. {@code host.scanScope()}
+     * @throws NotRegularFileException when the path resolves to a FIFO, socket, device node or directory
+     * @throws java.nio.file.NoSuchFileException when it is missing (or a link to it dangles)
+     * @throws IOException when it is larger than {@value #MAX_BYTES} bytes or cannot be read
+     */
+    public static String readStripped(Path file, ScanScope scope) throws IOException {
+        return read(file, scope, true);
+    }
+
+    private static String read(Path file, ScanScope scope, boolean strip) throws IOException {
         BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
         if (!attributes.isRegularFile()) {
             throw new NotRegularFileException(file, kind(file, attributes));
         }
+        // Without a scan there is no owner to keep a buffer for the next read: a small one of its own.
+        ReadBuffer owner = scope == ScanScope.none() ? null
+                : scope.computeIfAbsent(ReadBuffer.KEY, k -> new ReadBuffer());
+        byte[] buffer = owner == null ? new byte[1024] : owner.lend();
         try (SeekableByteChannel channel = Files.newByteChannel(file)) {
-            byte[] buffer = new byte[1024];
-            int length = 0;
+            ByteBuffer window = ByteBuffer.wrap(buffer);
             while (true) {
-                if (length == buffer.length) {
+                if (!window.hasRemaining()) {
+                    int length = window.position();
                     if (length > MAX_BYTES) {
                         throw new IOException(name(file) + " is larger than " + MAX_BYTES + " bytes");
                     }
                     buffer = Arrays.copyOf(buffer, Math.min(length * 4, MAX_BYTES + 1));
+                    window = ByteBuffer.wrap(buffer, length, buffer.length - length);
                 }
-                int n = channel.read(ByteBuffer.wrap(buffer, length, buffer.length - length));
-                if (n < 0) {
-                    return new String(buffer, 0, length, StandardCharsets.UTF_8);
+                if (channel.read(window) < 0) {
+                    return decode(buffer, window.position(), strip);
                 }
-                length += n;
             }
         } catch (FileSystemException e) {
             throw e;
         } catch (IOException e) {
             throw e.getMessage() != null && e.getMessage().startsWith(name(file)) ? e
                     : new IOException(name(file) + " cannot be read: " + e.getMessage(), e);
+        } finally {
+            if (owner != null) {
+                owner.giveBack(buffer);
+            }
         }
+    }
+
+    /**
+     * The text of {@code buffer[0, length)}; with {@code strip}, equal to {@code text.strip()}: ASCII whitespace
+     * (what {@link Character#isWhitespace} says of a byte below 0x80, a whole character in UTF-8) is cut from the
+     * bytes, and {@link String#strip()} then removes any other whitespace, returning the same string when there
+     * is none.
+     */
+    private static String decode(byte[] buffer, int length, boolean strip) {
+        int from = 0;
+        int to = length;
+        if (strip) {
+            while (from < to && isAsciiWhitespace(buffer[from])) {
+                from++;
+            }
+            while (to > from && isAsciiWhitespace(buffer[to - 1])) {
+                to--;
+            }
+        }
+        String text = new String(buffer, from, to - from, StandardCharsets.UTF_8);
+        return strip ? text.strip() : text;
+    }
+
+    private static boolean isAsciiWhitespace(byte b) {
+        return b == ' ' || (b >= 0x09 && b <= 0x0d) || (b >= 0x1c && b <= 0x1f);
     }
 
     /** What a non-regular file is, in words, from the Unix mode where the file system has one. */
@@ -109,6 +179,37 @@ public final class AttributeFiles {
     private static String name(Path file) {
         Path last = file.getFileName();
         return last == null ? file.toString() : last.toString();
+    }
+
+    /**
+     * The read buffer of one scan, kept in its {@link ScanScope} under a key private to this class. Unlike other
+     * scope values it is mutable: it lends its one buffer to one read at a time (an atomic swap), so a read that
+     * runs while another thread of the same scan holds it makes a buffer of its own.
+     */
+    private static final class ReadBuffer {
+
+        /** The scope key: one identity, equal only to itself. */
+        static final Object KEY = new Object() {
+            @Override
+            public String toString() {
+                return "AttributeFiles.ReadBuffer";
+            }
+        };
+
+        /** A sysfs attribute is at most a page; one more byte sees the end of a full page without growing. */
+        private static final int SIZE = 4096 + 1;
+
+        private final AtomicReference<byte[]> spare = new AtomicReference<>();
+
+        byte[] lend() {
+            byte[] buffer = spare.getAndSet(null);
+            return buffer != null ? buffer : new byte[SIZE];
+        }
+
+        /** Keeps the buffer for the next read of the scan (a grown one too: the scope ends with the scan). */
+        void giveBack(byte[] buffer) {
+            spare.set(buffer);
+        }
     }
 
     /** An attribute path that resolves to something other than a regular file, which is never opened. */
