@@ -68,8 +68,8 @@ public final class MdevSource implements DeviceSource {
     public Discovery discover(Host host) throws IOException {
         Scan scan = new Scan(NAME, LOG);
         Map<String, OptionalInt> parentNuma = new HashMap<>();
-        for (Path mdev : PciBus.listMdev(host)) {
-            inspect(host, PciBus.name(mdev), mdev, scan, parentNuma);
+        for (PciBus.Entry mdev : PciBus.listMdev(host)) {
+            inspect(host, mdev.name(), mdev.dir(), scan, parentNuma);
         }
         return scan.done();
     }

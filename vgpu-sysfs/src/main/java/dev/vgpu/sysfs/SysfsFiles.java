@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotLinkException;
@@ -49,6 +50,56 @@ final class SysfsFiles {
             throw new IOException(name(link) + " link text \"" + printable(target) + "\" has no last component");
         }
         return name;
+    }
+
+    /**
+     * {@link #linkName(Path)}, returning the name {@code names} already holds when it is one of them, so that a link
+     * read for every function (its {@code driver}) does not copy the same few names again and again.
+     */
+    static String linkName(Path link, Names names) throws IOException {
+        String target = Files.readSymbolicLink(link).toString();
+        String name = names.lastComponent(target);
+        if (name == null) {
+            throw new IOException(name(link) + " link text \"" + printable(target) + "\" has no last component");
+        }
+        return name;
+    }
+
+    /**
+     * Last components seen before, at most {@code capacity} of them (the first ones seen); thread-safe. A name
+     * found here is the same text a {@code substring} would give.
+     */
+    static final class Names {
+        private final int capacity;
+        private volatile String[] known = new String[0];
+
+        Names(int capacity) {
+            this.capacity = capacity;
+        }
+
+        /** The text after the last {@code /}; null when that is empty. */
+        String lastComponent(String text) {
+            int from = text.lastIndexOf('/') + 1;
+            int length = text.length() - from;
+            if (length == 0) {
+                return null;
+            }
+            for (String name : known) {
+                if (name.length() == length && text.regionMatches(from, name, 0, length)) {
+                    return name;
+                }
+            }
+            String name = text.substring(from);
+            synchronized (this) {
+                String[] now = known;
+                if (now.length < capacity) {
+                    String[] more = java.util.Arrays.copyOf(now, now.length + 1);
+                    more[now.length] = name;
+                    known = more;
+                }
+            }
+            return name;
+        }
     }
 
     /**
@@ -107,18 +158,32 @@ final class SysfsFiles {
 
     /** The VFIO device cdev: the smallest name starting with {@code vfio} under {@code vfio-dev/}, if any. */
     static Optional<String> vfioCdev(Path deviceDir) {
+        Path directory = deviceDir.resolve("vfio-dev");
         String best = null;
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(deviceDir.resolve("vfio-dev"))) {
+        if (directory.getFileSystem() == FileSystems.getDefault()) {
+            // java.io lists names without a Path, a stream and its lock per entry; it answers null on any failure,
+            // as the stream below fails, and leaves out "." and "..", which the test below refuses anyway.
+            String[] names = directory.toFile().list();
+            if (names == null) {
+                return Optional.empty();
+            }
+            for (String name : names) {
+                best = smallerCdev(name, best);
+            }
+            return Optional.ofNullable(best);
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
             for (Path entry : entries) {
-                String name = entry.getFileName().toString();
-                if (name.startsWith("vfio") && isToken(name) && (best == null || name.compareTo(best) < 0)) {
-                    best = name;
-                }
+                best = smallerCdev(entry.getFileName().toString(), best);
             }
         } catch (IOException e) {
             return Optional.empty();
         }
         return Optional.ofNullable(best);
+    }
+
+    private static String smallerCdev(String name, String best) {
+        return name.startsWith("vfio") && isToken(name) && (best == null || name.compareTo(best) < 0) ? name : best;
     }
 
     /**

@@ -90,8 +90,8 @@ public final class VendorVfioSource implements DeviceSource {
     public Discovery discover(Host host) throws IOException {
         ScanState state = new ScanState(host, new Scan(NAME, LOG),
                 new CardCatalogs(host.vgpuTypes(), memory, host.root()));
-        for (Path entry : PciBus.listPci(host)) {
-            inspect(entry, state);
+        for (PciBus.Entry entry : PciBus.listPci(host)) {
+            inspect(entry.dir(), entry.name(), state);
         }
         for (ConfiguredVf vf : state.configured) {
             publish(vf, state);
@@ -145,25 +145,23 @@ public final class VendorVfioSource implements DeviceSource {
                                 Optional<String> cdev) {
     }
 
-    private static void inspect(Path dir, ScanState state) {
+    private static void inspect(Path dir, String bdf, ScanState state) {
         Scan scan = state.scan;
         String driver;
         try {
             driver = PciBus.driver(state.host, dir);
         } catch (NoSuchFileException e) {
-            scan.skipQuietly(PciBus.name(dir), PciBus.name(dir) + ": " + SysfsFiles.describe(e));
+            scan.skipQuietly(bdf, bdf + ": " + SysfsFiles.describe(e));
             return;
         } catch (IOException e) {
-            scan.skip(PciBus.name(dir), PciBus.name(dir) + ": cannot read its driver link: " + SysfsFiles.describe(e));
+            scan.skip(bdf, bdf + ": cannot read its driver link: " + SysfsFiles.describe(e));
             return;
         }
         if (!"nvidia".equals(driver)) {
             return;
         }
-        String bdf = PciBus.name(dir);
-        String what = bdf + " (bound to nvidia)";
         if (!SysfsFiles.isPciAddress(bdf)) {
-            scan.skip(bdf, what + ": the bus entry is not a PCI address");
+            scan.skip(bdf, bound(bdf) + ": the bus entry is not a PCI address");
             return;
         }
         try {
@@ -174,11 +172,16 @@ public final class VendorVfioSource implements DeviceSource {
             }
             Optional<PciAddress> pf = physicalFunction(bdf, dir, state);
             if (pf.isPresent()) {
-                inspectVf(bdf, what, dir, pf.get(), state);
+                inspectVf(bdf, dir, pf.get(), state);
             }
         } catch (IOException e) {
-            scan.failed(bdf, what, dir, e);
+            scan.failed(bdf, bound(bdf), dir, e);
         }
+    }
+
+    /** How skip reasons name a function bound to nvidia; made only when one is recorded. */
+    private static String bound(String bdf) {
+        return bdf + " (bound to nvidia)";
     }
 
     /** The PF of a VF; empty (after noting why) for a PF or a function that is neither. */
@@ -214,8 +217,7 @@ public final class VendorVfioSource implements DeviceSource {
         return Optional.of(pf);
     }
 
-    private static void inspectVf(String bdf, String what, Path dir, PciAddress pf, ScanState state)
-            throws IOException {
+    private static void inspectVf(String bdf, Path dir, PciAddress pf, ScanState state) throws IOException {
         mergeCatalog(pf, bdf, dir, state);
         String current;
         try {
@@ -232,7 +234,7 @@ public final class VendorVfioSource implements DeviceSource {
             return;
         }
         if (current.length() > 18 || !current.chars().allMatch(c -> c >= '0' && c <= '9')) {
-            state.scan.skip(bdf, what + ": " + CURRENT_TYPE + " is not a vGPU type id: \""
+            state.scan.skip(bdf, bound(bdf) + ": " + CURRENT_TYPE + " is not a vGPU type id: \""
                     + SysfsFiles.printable(current) + "\"");
             return;
         }
@@ -241,8 +243,8 @@ public final class VendorVfioSource implements DeviceSource {
             return;
         }
         String group = SysfsFiles.iommuGroup(dir);
-        state.configured.add(new ConfiguredVf(bdf, pf, Long.parseLong(current), group, SysfsFiles.numaNode(dir, state.host.scanScope()),
-                SysfsFiles.vfioCdev(dir)));
+        state.configured.add(new ConfiguredVf(bdf, pf, Long.parseLong(current), group,
+                SysfsFiles.numaNode(dir, state.host.scanScope()), SysfsFiles.vfioCdev(dir)));
     }
 
     /** Adds a function's catalog to its card's; a missing file adds nothing, a bad one is reported. */
@@ -269,17 +271,21 @@ public final class VendorVfioSource implements DeviceSource {
         state.catalogs.merge(card, catalog);
     }
 
+    /** How skip reasons name a configured VF; made only when one is recorded. */
+    private static String configured(ConfiguredVf vf) {
+        return "VF " + vf.bdf() + " of card " + vf.pf() + " is configured with vGPU type " + vf.typeId();
+    }
+
     private static void publish(ConfiguredVf vf, ScanState state) {
-        String what = "VF " + vf.bdf() + " of card " + vf.pf() + " is configured with vGPU type " + vf.typeId();
         CardCatalogs.Resolution resolution = state.catalogs.resolve(vf.pf(), vf.typeId());
         if (resolution.name() == null) {
-            state.scan.skip(vf.bdf(), what + ", but " + resolution.problem());
+            state.scan.skip(vf.bdf(), configured(vf) + ", but " + resolution.problem());
             return;
         }
         Optional<ResourceName> name = state.resourceNames.computeIfAbsent(resolution.name(),
                 ResourceName::forVgpuProfile);
         if (name.isEmpty()) {
-            state.scan.skip(vf.bdf(), what + ", whose profile name \"" + SysfsFiles.printable(resolution.name())
+            state.scan.skip(vf.bdf(), configured(vf) + ", whose profile name \"" + SysfsFiles.printable(resolution.name())
                     + "\" gives no valid resource name");
             return;
         }
