@@ -118,7 +118,7 @@ public final class PassthroughSource implements DeviceSource {
                 scan.ignore(bdf, "its driver link dangles, so it is not bound");
                 return;
             }
-            device = SysfsFiles.hexId(dir.resolve("device"), host.scanScope());
+            device = SysfsFiles.hexId(SysfsFiles.DEVICE.of(dir), host.scanScope());
             group = SysfsFiles.iommuGroup(dir);
             numa = SysfsFiles.numaNode(dir, host.scanScope());
         } catch (IOException e) {

@@ -109,7 +109,7 @@ final class PciBus {
 
     private static String driverNow(Path deviceDir) throws IOException {
         try {
-            return SysfsFiles.linkName(deviceDir.resolve("driver"), DRIVER_NAMES);
+            return SysfsFiles.linkName(SysfsFiles.DRIVER.of(deviceDir), DRIVER_NAMES);
         } catch (NoSuchFileException e) {
             if (Files.isDirectory(deviceDir)) {
                 return null;
@@ -130,7 +130,7 @@ final class PciBus {
 
     /** True when the {@code driver} link leads to a directory: a dangling link means the driver is gone. */
     static boolean driverPresent(Path deviceDir) {
-        return Files.isDirectory(deviceDir.resolve("driver"));
+        return Files.isDirectory(SysfsFiles.DRIVER.of(deviceDir));
     }
 
     /** The scan-scope key of a bus directory's listing. */
@@ -153,7 +153,7 @@ final class PciBus {
     record VendorId(Path function, ScanScope scope) implements SharedRead.Key<String> {
         @Override
         public String read() throws IOException {
-            return SysfsFiles.hexId(function.resolve("vendor"), scope);
+            return SysfsFiles.hexId(SysfsFiles.VENDOR.of(function), scope);
         }
     }
 }

@@ -25,7 +25,34 @@ final class SysfsFiles {
     /** Sysfs attributes are at most a page; a larger file is garbage, not something to load. */
     static final int MAX_ATTRIBUTE_BYTES = AttributeFiles.MAX_BYTES;
 
+    static final Child DRIVER = new Child("driver");
+    static final Child VENDOR = new Child("vendor");
+    static final Child DEVICE = new Child("device");
+    static final Child NUMA_NODE = new Child("numa_node");
+    static final Child IOMMU_GROUP = new Child("iommu_group");
+    static final Child VFIO_DEV = new Child("vfio-dev");
+    static final Child PHYSFN = new Child("physfn");
+
     private SysfsFiles() {
+    }
+
+    /**
+     * A relative path read under many device directories ({@code vendor}, {@code driver}, ...): on the default
+     * file system it is parsed once, since {@code dir.resolve(String)} parses the name into a path on every call;
+     * {@link #of} is exactly {@code dir.resolve(name)}.
+     */
+    static final class Child {
+        private final String name;
+        private final Path onDefault;
+
+        Child(String name) {
+            this.name = name;
+            this.onDefault = FileSystems.getDefault().getPath(name);
+        }
+
+        Path of(Path dir) {
+            return dir.getFileSystem() == onDefault.getFileSystem() ? dir.resolve(onDefault) : dir.resolve(name);
+        }
     }
 
     /**
@@ -133,7 +160,7 @@ final class SysfsFiles {
      */
     static OptionalInt numaNode(Path deviceDir, ScanScope scope) throws AttributeFiles.NotRegularFileException {
         try {
-            int node = Integer.parseInt(readStripped(deviceDir.resolve("numa_node"), scope));
+            int node = Integer.parseInt(readStripped(NUMA_NODE.of(deviceDir), scope));
             return node < 0 ? OptionalInt.empty() : OptionalInt.of(node);
         } catch (AttributeFiles.NotRegularFileException e) {
             throw e;
@@ -146,11 +173,11 @@ final class SysfsFiles {
     static String iommuGroup(Path deviceDir) throws IOException {
         String group;
         try {
-            group = linkName(deviceDir.resolve("iommu_group"));
+            group = linkName(IOMMU_GROUP.of(deviceDir));
         } catch (NoSuchFileException e) {
             throw new NoSuchFileException(e.getFile(), null, "no iommu_group link (is the IOMMU enabled?)");
         }
-        if (group.length() > 10 || !group.chars().allMatch(c -> c >= '0' && c <= '9')) {
+        if (group.length() > 10 || !isDigits(group)) {
             throw new IOException("iommu_group link names no group number: \"" + printable(group) + "\"");
         }
         return group;
@@ -158,7 +185,7 @@ final class SysfsFiles {
 
     /** The VFIO device cdev: the smallest name starting with {@code vfio} under {@code vfio-dev/}, if any. */
     static Optional<String> vfioCdev(Path deviceDir) {
-        Path directory = deviceDir.resolve("vfio-dev");
+        Path directory = VFIO_DEV.of(deviceDir);
         String best = null;
         if (directory.getFileSystem() == FileSystems.getDefault()) {
             // java.io lists names without a Path, a stream and its lock per entry; it answers null on any failure,
@@ -205,6 +232,17 @@ final class SysfsFiles {
         char function = text.charAt(n - 1);
         char slotHigh = text.charAt(n - 4);
         return (slotHigh == '0' || slotHigh == '1') && function >= '0' && function <= '7';
+    }
+
+    /** True when every character is an ASCII digit (true for ""): {@code chars().allMatch} without a stream. */
+    static boolean isDigits(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Only ASCII hex digits: {@link Character#digit} would also accept fullwidth and other Unicode digits. */

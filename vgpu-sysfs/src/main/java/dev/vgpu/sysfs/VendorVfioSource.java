@@ -60,6 +60,8 @@ public final class VendorVfioSource implements DeviceSource {
     private static final Logger LOG = LoggerFactory.getLogger(VendorVfioSource.class);
     private static final String CATALOG = "nvidia/creatable_vgpu_types";
     private static final String CURRENT_TYPE = "nvidia/current_vgpu_type";
+    private static final SysfsFiles.Child CATALOG_FILE = new SysfsFiles.Child(CATALOG);
+    private static final SysfsFiles.Child CURRENT_TYPE_FILE = new SysfsFiles.Child(CURRENT_TYPE);
     private static final IdentityCheck IDENTITY = new IdentityCheck("vgpu-type", "vGPU type");
 
     private final TypeNameMemory memory = new TypeNameMemory();
@@ -113,7 +115,7 @@ public final class VendorVfioSource implements DeviceSource {
         Path dir = host.path(PciBus.PCI_DEVICES).resolve(device.id());
         return IDENTITY.check(device, dir, () -> {
             String text = SysfsFiles.readStripped(dir.resolve(CURRENT_TYPE), host.scanScope());
-            boolean number = !text.isEmpty() && text.length() <= 18 && text.chars().allMatch(c -> c >= '0' && c <= '9');
+            boolean number = !text.isEmpty() && text.length() <= 18 && SysfsFiles.isDigits(text);
             return text.isEmpty() ? "0" : number ? Long.toString(Long.parseLong(text)) : text;
         }, "0", "without a vGPU type (" + CURRENT_TYPE + " is 0)");
     }
@@ -170,9 +172,9 @@ public final class VendorVfioSource implements DeviceSource {
                 scan.ignore(bdf, "vendor " + vendor + " is not NVIDIA");
                 return;
             }
-            Optional<PciAddress> pf = physicalFunction(bdf, dir, state);
-            if (pf.isPresent()) {
-                inspectVf(bdf, dir, pf.get(), state);
+            PciAddress pf = physicalFunction(bdf, dir, state);
+            if (pf != null) {
+                inspectVf(bdf, dir, pf, state);
             }
         } catch (IOException e) {
             scan.failed(bdf, bound(bdf), dir, e);
@@ -184,11 +186,11 @@ public final class VendorVfioSource implements DeviceSource {
         return bdf + " (bound to nvidia)";
     }
 
-    /** The PF of a VF; empty (after noting why) for a PF or a function that is neither. */
-    private static Optional<PciAddress> physicalFunction(String bdf, Path dir, ScanState state) throws IOException {
+    /** The PF of a VF; null (after noting why) for a PF or a function that is neither. */
+    private static PciAddress physicalFunction(String bdf, Path dir, ScanState state) throws IOException {
         String physfn;
         try {
-            physfn = SysfsFiles.linkName(dir.resolve("physfn"));
+            physfn = SysfsFiles.linkName(SysfsFiles.PHYSFN.of(dir));
         } catch (NoSuchFileException e) {
             if (Files.exists(dir.resolve("sriov_totalvfs"))) {
                 state.cards.add(PciAddress.parse(bdf));
@@ -202,7 +204,7 @@ public final class VendorVfioSource implements DeviceSource {
             } else {
                 state.scan.ignore(bdf, "neither an SR-IOV PF nor a VF, and not vGPU capable");
             }
-            return Optional.empty();
+            return null;
         }
         PciAddress pf = state.physicalFunctions.get(physfn);
         if (pf == null) {
@@ -214,14 +216,14 @@ public final class VendorVfioSource implements DeviceSource {
             state.physicalFunctions.put(physfn, pf);
             state.cards.add(pf);
         }
-        return Optional.of(pf);
+        return pf;
     }
 
     private static void inspectVf(String bdf, Path dir, PciAddress pf, ScanState state) throws IOException {
         mergeCatalog(pf, bdf, dir, state);
         String current;
         try {
-            current = SysfsFiles.readStripped(dir.resolve(CURRENT_TYPE), state.host.scanScope());
+            current = SysfsFiles.readStripped(CURRENT_TYPE_FILE.of(dir), state.host.scanScope());
         } catch (NoSuchFileException e) {
             if (!Files.isDirectory(dir)) {
                 throw e;
@@ -233,7 +235,7 @@ public final class VendorVfioSource implements DeviceSource {
             state.scan.ignore(bdf, "no vGPU type configured");
             return;
         }
-        if (current.length() > 18 || !current.chars().allMatch(c -> c >= '0' && c <= '9')) {
+        if (current.length() > 18 || !SysfsFiles.isDigits(current)) {
             state.scan.skip(bdf, bound(bdf) + ": " + CURRENT_TYPE + " is not a vGPU type id: \""
                     + SysfsFiles.printable(current) + "\"");
             return;
@@ -251,7 +253,7 @@ public final class VendorVfioSource implements DeviceSource {
     private static void mergeCatalog(PciAddress card, String bdf, Path dir, ScanState state) {
         String text;
         try {
-            text = SysfsFiles.read(dir.resolve(CATALOG), state.host.scanScope());
+            text = SysfsFiles.read(CATALOG_FILE.of(dir), state.host.scanScope());
         } catch (NoSuchFileException e) {
             return;
         } catch (IOException e) {

@@ -109,7 +109,7 @@ public final class AttributeFiles {
         // Without a scan there is no owner to keep a buffer for the next read: a small one of its own.
         ReadBuffer owner = scope == ScanScope.none() ? null
                 : scope.computeIfAbsent(ReadBuffer.KEY, k -> new ReadBuffer());
-        byte[][] buffer = {owner == null ? new byte[1024] : owner.lend()};
+        byte[] buffer = owner == null ? new byte[1024] : owner.lend();
         try {
             InputStream plain = openPlainRegularFile(file);
             if (plain != null) {
@@ -131,7 +131,7 @@ public final class AttributeFiles {
                     : new IOException(name(file) + " cannot be read: " + e.getMessage(), e);
         } finally {
             if (owner != null) {
-                owner.giveBack(buffer[0]);
+                owner.giveBack(buffer);
             }
         }
     }
@@ -157,9 +157,12 @@ public final class AttributeFiles {
         }
     }
 
-    /** Reads to the end into {@code buffer[0]} (growing it there, at most to {@value #MAX_BYTES} + 1 bytes). */
-    private static String readAll(Path file, InputStream in, byte[][] buffer, boolean strip) throws IOException {
-        byte[] bytes = buffer[0];
+    /**
+     * Reads to the end into {@code buffer}, or into larger copies of it (at most {@value #MAX_BYTES} + 1 bytes)
+     * that are dropped after the read: only a file over a page needs one.
+     */
+    private static String readAll(Path file, InputStream in, byte[] buffer, boolean strip) throws IOException {
+        byte[] bytes = buffer;
         int length = 0;
         while (true) {
             if (length == bytes.length) {
@@ -167,7 +170,6 @@ public final class AttributeFiles {
                     throw new IOException(name(file) + " is larger than " + MAX_BYTES + " bytes");
                 }
                 bytes = Arrays.copyOf(bytes, Math.min(length * 4, MAX_BYTES + 1));
-                buffer[0] = bytes;
             }
             int n = in.read(bytes, length, bytes.length - length);
             if (n < 0) {
@@ -254,7 +256,7 @@ public final class AttributeFiles {
             return buffer != null ? buffer : new byte[SIZE];
         }
 
-        /** Keeps the buffer for the next read of the scan (a grown one too: the scope ends with the scan). */
+        /** Keeps the buffer for the next read of the scan. */
         void giveBack(byte[] buffer) {
             spare.set(buffer);
         }
