@@ -104,7 +104,7 @@ public final class MdevSource implements DeviceSource {
             what += " on " + parent;
             typeId = SysfsFiles.linkName(mdev.resolve("mdev_type"));
             what += " of type " + typeId;
-            typeName = SysfsFiles.readStripped(mdev.resolve("mdev_type").resolve("name"), host.scanScope());
+            typeName = SysfsFiles.readStripped(mdev, "mdev_type/name", host.scanScope());
             group = SysfsFiles.iommuGroup(mdev);
             numa = parentNuma.get(parent);
             if (numa == null) {

@@ -81,8 +81,8 @@ public final class PassthroughSource implements DeviceSource {
             return DeviceCheck.same();
         }
         Path dir = host.path(PciBus.PCI_DEVICES).resolve(device.id());
-        return IDENTITY.check(device, dir, () -> SysfsFiles.hexId(dir.resolve("vendor"), host.scanScope()) + ":"
-                + SysfsFiles.hexId(dir.resolve("device"), host.scanScope()), null, null);
+        return IDENTITY.check(device, dir, () -> SysfsFiles.hexId(dir, "vendor", host.scanScope()) + ":"
+                + SysfsFiles.hexId(dir, "device", host.scanScope()), null, null);
     }
 
     private static void inspect(Host host, Path dir, String bdf, Scan scan) {
@@ -118,7 +118,7 @@ public final class PassthroughSource implements DeviceSource {
                 scan.ignore(bdf, "its driver link dangles, so it is not bound");
                 return;
             }
-            device = SysfsFiles.hexId(SysfsFiles.DEVICE.of(dir), host.scanScope());
+            device = SysfsFiles.hexId(dir, "device", host.scanScope());
             group = SysfsFiles.iommuGroup(dir);
             numa = SysfsFiles.numaNode(dir, host.scanScope());
         } catch (IOException e) {

@@ -153,7 +153,7 @@ final class PciBus {
     record VendorId(Path function, ScanScope scope) implements SharedRead.Key<String> {
         @Override
         public String read() throws IOException {
-            return SysfsFiles.hexId(SysfsFiles.VENDOR.of(function), scope);
+            return SysfsFiles.hexId(function, "vendor", scope);
         }
     }
 }

@@ -26,9 +26,6 @@ final class SysfsFiles {
     static final int MAX_ATTRIBUTE_BYTES = AttributeFiles.MAX_BYTES;
 
     static final Child DRIVER = new Child("driver");
-    static final Child VENDOR = new Child("vendor");
-    static final Child DEVICE = new Child("device");
-    static final Child NUMA_NODE = new Child("numa_node");
     static final Child IOMMU_GROUP = new Child("iommu_group");
     static final Child VFIO_DEV = new Child("vfio-dev");
     static final Child PHYSFN = new Child("physfn");
@@ -56,17 +53,17 @@ final class SysfsFiles {
     }
 
     /**
-     * The whole content of a small regular file as UTF-8, through the project's one bounded reader
-     * ({@link AttributeFiles#read(Path, ScanScope)}, through the scan's read buffer): a FIFO, socket or device node
-     * is refused without being opened.
+     * The whole content of {@code dir.resolve(name)}, a small regular file, as UTF-8, through the project's one
+     * bounded reader and the scan's read buffer ({@link AttributeFiles#read(Path, String, ScanScope)}, which makes
+     * no path on the default file system): a FIFO, socket or device node is refused without being opened.
      */
-    static String read(Path file, ScanScope scope) throws IOException {
-        return AttributeFiles.read(file, scope);
+    static String read(Path dir, String name, ScanScope scope) throws IOException {
+        return AttributeFiles.read(dir, name, scope);
     }
 
-    /** {@link #read} without surrounding whitespace ({@link AttributeFiles#readStripped}). */
-    static String readStripped(Path file, ScanScope scope) throws IOException {
-        return AttributeFiles.readStripped(file, scope);
+    /** {@link #read} without surrounding whitespace ({@link AttributeFiles#readStripped(Path, String, ScanScope)}). */
+    static String readStripped(Path dir, String name, ScanScope scope) throws IOException {
+        return AttributeFiles.readStripped(dir, name, scope);
     }
 
     /** The last component of a symbolic link's text, without following it (the link may dangle). */
@@ -134,13 +131,15 @@ final class SysfsFiles {
      *
      * @return the four digits in lowercase, e.g. {@code 10de}
      */
-    static String hexId(Path file, ScanScope scope) throws IOException {
-        String text = readStripped(file, scope);
+    static String hexId(Path dir, String name, ScanScope scope) throws IOException {
+        String text = readStripped(dir, name, scope);
         if (text.length() != 6 || text.charAt(0) != '0' || (text.charAt(1) != 'x' && text.charAt(1) != 'X')
                 || !isHex(text, 2)) {
-            throw new IOException(name(file) + " is not 0x and four hex digits: \"" + printable(text) + "\"");
+            throw new IOException(name + " is not 0x and four hex digits: \"" + printable(text) + "\"");
         }
-        return text.substring(2).toLowerCase(java.util.Locale.ROOT);
+        // NVIDIA's id is asked of every function bound to a GPU driver: the constant rather than a copy.
+        return text.regionMatches(2, PciBus.NVIDIA_VENDOR, 0, 4) ? PciBus.NVIDIA_VENDOR
+                : text.substring(2).toLowerCase(java.util.Locale.ROOT);
     }
 
     private static boolean isHex(String text, int from) {
@@ -160,7 +159,7 @@ final class SysfsFiles {
      */
     static OptionalInt numaNode(Path deviceDir, ScanScope scope) throws AttributeFiles.NotRegularFileException {
         try {
-            int node = Integer.parseInt(readStripped(NUMA_NODE.of(deviceDir), scope));
+            int node = Integer.parseInt(readStripped(deviceDir, "numa_node", scope));
             return node < 0 ? OptionalInt.empty() : OptionalInt.of(node);
         } catch (AttributeFiles.NotRegularFileException e) {
             throw e;

@@ -60,8 +60,6 @@ public final class VendorVfioSource implements DeviceSource {
     private static final Logger LOG = LoggerFactory.getLogger(VendorVfioSource.class);
     private static final String CATALOG = "nvidia/creatable_vgpu_types";
     private static final String CURRENT_TYPE = "nvidia/current_vgpu_type";
-    private static final SysfsFiles.Child CATALOG_FILE = new SysfsFiles.Child(CATALOG);
-    private static final SysfsFiles.Child CURRENT_TYPE_FILE = new SysfsFiles.Child(CURRENT_TYPE);
     private static final IdentityCheck IDENTITY = new IdentityCheck("vgpu-type", "vGPU type");
 
     private final TypeNameMemory memory = new TypeNameMemory();
@@ -114,7 +112,7 @@ public final class VendorVfioSource implements DeviceSource {
         }
         Path dir = host.path(PciBus.PCI_DEVICES).resolve(device.id());
         return IDENTITY.check(device, dir, () -> {
-            String text = SysfsFiles.readStripped(dir.resolve(CURRENT_TYPE), host.scanScope());
+            String text = SysfsFiles.readStripped(dir, CURRENT_TYPE, host.scanScope());
             boolean number = !text.isEmpty() && text.length() <= 18 && SysfsFiles.isDigits(text);
             return text.isEmpty() ? "0" : number ? Long.toString(Long.parseLong(text)) : text;
         }, "0", "without a vGPU type (" + CURRENT_TYPE + " is 0)");
@@ -223,7 +221,7 @@ public final class VendorVfioSource implements DeviceSource {
         mergeCatalog(pf, bdf, dir, state);
         String current;
         try {
-            current = SysfsFiles.readStripped(CURRENT_TYPE_FILE.of(dir), state.host.scanScope());
+            current = SysfsFiles.readStripped(dir, CURRENT_TYPE, state.host.scanScope());
         } catch (NoSuchFileException e) {
             if (!Files.isDirectory(dir)) {
                 throw e;
@@ -253,7 +251,7 @@ public final class VendorVfioSource implements DeviceSource {
     private static void mergeCatalog(PciAddress card, String bdf, Path dir, ScanState state) {
         String text;
         try {
-            text = SysfsFiles.read(CATALOG_FILE.of(dir), state.host.scanScope());
+            text = SysfsFiles.read(dir, CATALOG, state.host.scanScope());
         } catch (NoSuchFileException e) {
             return;
         } catch (IOException e) {

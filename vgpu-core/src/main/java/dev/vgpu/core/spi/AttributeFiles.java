@@ -105,30 +105,73 @@ public final class AttributeFiles {
         return read(file, scope, true);
     }
 
+    /**
+     * {@link #read(Path, ScanScope)} of {@code dir.resolve(name)}: on the default file system the file is opened by
+     * its path text without making that {@link Path} (a scan reads several attributes of each device directory).
+     *
+     * @param name a relative path without {@code .} or {@code ..}, e.g. {@code vendor} or
+     *             {@code nvidia/current_vgpu_type}
+     * @param scope the scan's memo, e.g. {@code host.scanScope()}
+     * @throws NotRegularFileException when the path resolves to a FIFO, socket, device node or directory
+     * @throws java.nio.file.NoSuchFileException when it is missing (or a link to it dangles)
+     * @throws IOException when it is larger than {@value #MAX_BYTES} bytes or cannot be read
+     */
+    public static String read(Path dir, String name, ScanScope scope) throws IOException {
+        return read(null, dir, name, scope, false);
+    }
+
+    /**
+     * {@link #read(Path, String, ScanScope)} without surrounding whitespace, as {@link #readStripped(Path, ScanScope)}.
+     *
+     * @param name a relative path without {@code .} or {@code ..}, e.g. {@code numa_node}
+     * @param scope the scan's memo, e.g. {@code host.scanScope()}
+     * @throws NotRegularFileException when the path resolves to a FIFO, socket, device node or directory
+     * @throws java.nio.file.NoSuchFileException when it is missing (or a link to it dangles)
+     * @throws IOException when it is larger than {@value #MAX_BYTES} bytes or cannot be read
+     */
+    public static String readStripped(Path dir, String name, ScanScope scope) throws IOException {
+        return read(null, dir, name, scope, true);
+    }
+
     private static String read(Path file, ScanScope scope, boolean strip) throws IOException {
+        return read(file, null, null, scope, strip);
+    }
+
+    /** Reads {@code file}, or when it is null {@code dir.resolve(name)}, made only where a Path is needed. */
+    private static String read(Path file, Path dir, String name, ScanScope scope, boolean strip) throws IOException {
         // Without a scan there is no owner to keep a buffer for the next read: a small one of its own.
         ReadBuffer owner = scope == ScanScope.none() ? null
                 : scope.computeIfAbsent(ReadBuffer.KEY, k -> new ReadBuffer());
         byte[] buffer = owner == null ? new byte[1024] : owner.lend();
         try {
-            InputStream plain = openPlainRegularFile(file);
+            InputStream plain = file != null ? openPlainRegularFile(file) : openPlainRegularFile(dir, name);
             if (plain != null) {
                 try (plain) {
-                    return readAll(file, plain, buffer, strip);
+                    String text = readAll(plain, buffer, strip);
+                    if (text != null) {
+                        return text;
+                    }
+                }
+            } else {
+                Path target = file != null ? file : dir.resolve(name);
+                BasicFileAttributes attributes = Files.readAttributes(target, BasicFileAttributes.class);
+                if (!attributes.isRegularFile()) {
+                    throw new NotRegularFileException(target, kind(target, attributes));
+                }
+                try (InputStream in = Files.newInputStream(target)) {
+                    String text = readAll(in, buffer, strip);
+                    if (text != null) {
+                        return text;
+                    }
                 }
             }
-            BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
-            if (!attributes.isRegularFile()) {
-                throw new NotRegularFileException(file, kind(file, attributes));
-            }
-            try (InputStream in = Files.newInputStream(file)) {
-                return readAll(file, in, buffer, strip);
-            }
+            throw new IOException(name(file, dir, name) + " is larger than " + MAX_BYTES + " bytes");
         } catch (FileSystemException e) {
             throw e;
         } catch (IOException e) {
-            throw e.getMessage() != null && e.getMessage().startsWith(name(file)) ? e
-                    : new IOException(name(file) + " cannot be read: " + e.getMessage(), e);
+            String last = name(file, dir, name);
+            throw e.getMessage() != null && e.getMessage().startsWith(last) ? e
+                    : new IOException(last + " cannot be read: " + e.getMessage(), e);
         } finally {
             if (owner != null) {
                 owner.giveBack(buffer);
@@ -143,10 +186,20 @@ public final class AttributeFiles {
      * denied, gone since): the NIO way then checks and opens again and fails with the exact exception.
      */
     private static InputStream openPlainRegularFile(Path file) {
-        if (file.getFileSystem() != DEFAULT_FILE_SYSTEM) {
+        return file.getFileSystem() != DEFAULT_FILE_SYSTEM ? null : openPlainRegularFile(file.toFile());
+    }
+
+    /** {@link #openPlainRegularFile(Path)} of {@code dir.resolve(name)}, by path text. */
+    private static InputStream openPlainRegularFile(Path dir, String name) {
+        if (dir.getFileSystem() != DEFAULT_FILE_SYSTEM) {
             return null;
         }
-        File plain = file.toFile();
+        String parent = dir.toString();
+        // One concatenation (File normalizes a doubled '/'): File(parent, child) costs three times as much.
+        return parent.isEmpty() ? null : openPlainRegularFile(new File(parent + '/' + name));
+    }
+
+    private static InputStream openPlainRegularFile(File plain) {
         if (!plain.isFile()) {
             return null;
         }
@@ -159,15 +212,16 @@ public final class AttributeFiles {
 
     /**
      * Reads to the end into {@code buffer}, or into larger copies of it (at most {@value #MAX_BYTES} + 1 bytes)
-     * that are dropped after the read: only a file over a page needs one.
+     * that are dropped after the read: only a file over a page needs one. Null when the file is larger than
+     * {@value #MAX_BYTES} bytes.
      */
-    private static String readAll(Path file, InputStream in, byte[] buffer, boolean strip) throws IOException {
+    private static String readAll(InputStream in, byte[] buffer, boolean strip) throws IOException {
         byte[] bytes = buffer;
         int length = 0;
         while (true) {
             if (length == bytes.length) {
                 if (length > MAX_BYTES) {
-                    throw new IOException(name(file) + " is larger than " + MAX_BYTES + " bytes");
+                    return null;
                 }
                 bytes = Arrays.copyOf(bytes, Math.min(length * 4, MAX_BYTES + 1));
             }
@@ -224,6 +278,11 @@ public final class AttributeFiles {
             // Not every file system has Unix modes (jimfs has none); the general words below do.
         }
         return "a FIFO, socket or device node";
+    }
+
+    /** The last component of {@code file}, or of {@code dir.resolve(name)} when file is null. */
+    private static String name(Path file, Path dir, String name) {
+        return name(file != null ? file : dir.resolve(name));
     }
 
     private static String name(Path file) {
