@@ -71,7 +71,10 @@ final class PciBus {
         List<Entry> found = new ArrayList<>(EXPECTED_ENTRIES.get(hint));
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
             for (Path entry : entries) {
-                found.add(new Entry(entry, entry.getFileName().toString()));
+                // The name from the entry's text (a bus entry's name has no '/'): that text is kept by the path and
+                // used again when the entry's attributes are read, where getFileName() would make a second path.
+                String text = entry.toString();
+                found.add(new Entry(entry, text.substring(text.lastIndexOf('/') + 1)));
             }
             // Sizes the next listing: the bus changes little from one scan to the next.
             EXPECTED_ENTRIES.set(hint, Math.min(found.size() + 16, MAX_EXPECTED_ENTRIES));

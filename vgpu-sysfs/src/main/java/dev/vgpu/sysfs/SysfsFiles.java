@@ -3,6 +3,7 @@ package dev.vgpu.sysfs;
 import dev.vgpu.core.Printable;
 import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.ScanScope;
+import java.io.File;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryStream;
@@ -184,12 +185,12 @@ final class SysfsFiles {
 
     /** The VFIO device cdev: the smallest name starting with {@code vfio} under {@code vfio-dev/}, if any. */
     static Optional<String> vfioCdev(Path deviceDir) {
-        Path directory = VFIO_DEV.of(deviceDir);
         String best = null;
-        if (directory.getFileSystem() == FileSystems.getDefault()) {
+        String parent = deviceDir.toString();
+        if (deviceDir.getFileSystem() == FileSystems.getDefault() && !parent.isEmpty()) {
             // java.io lists names without a Path, a stream and its lock per entry; it answers null on any failure,
             // as the stream below fails, and leaves out "." and "..", which the test below refuses anyway.
-            String[] names = directory.toFile().list();
+            String[] names = new File(parent + "/vfio-dev").list();
             if (names == null) {
                 return Optional.empty();
             }
@@ -198,7 +199,7 @@ final class SysfsFiles {
             }
             return Optional.ofNullable(best);
         }
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(VFIO_DEV.of(deviceDir))) {
             for (Path entry : entries) {
                 best = smallerCdev(entry.getFileName().toString(), best);
             }
