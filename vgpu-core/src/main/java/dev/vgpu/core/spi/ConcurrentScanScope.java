@@ -65,7 +65,11 @@ final class ConcurrentScanScope implements ScanScope {
     }
 
     private static <V> V checked(Object key, V value) {
-        return Objects.requireNonNull(value, () -> "the scan scope computation for key " + key + " returned null");
+        // Not requireNonNull(value, supplier): the supplier capturing the key would be made on every computation.
+        if (value == null) {
+            throw new NullPointerException("the scan scope computation for key " + key + " returned null");
+        }
+        return value;
     }
 
     /** One key's value; {@code value} is written once, under the slot's lock, by the thread that computes it. */
