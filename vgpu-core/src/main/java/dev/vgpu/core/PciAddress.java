@@ -1,7 +1,7 @@
 package dev.vgpu.core;
 
 import java.util.Comparator;
-import java.util.Locale;
+import java.nio.charset.StandardCharsets;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -77,7 +77,25 @@ public record PciAddress(int domain, int bus, int slot, int function) implements
     /** The sysfs form, lowercase, at least four domain digits. */
     @Override
     public String toString() {
-        return String.format(Locale.ROOT, "%04x:%02x:%02x.%x", domainUnsigned(), bus, slot, function);
+        // By hand rather than String.format: devices and skip reasons name their PF on every scan.
+        int domainDigits = Math.max(4, (32 - Integer.numberOfLeadingZeros(domain) + 3) / 4);
+        byte[] text = new byte[domainDigits + 8];
+        hex(text, 0, domainDigits, domainUnsigned());
+        text[domainDigits] = ':';
+        hex(text, domainDigits + 1, 2, bus);
+        text[domainDigits + 3] = ':';
+        hex(text, domainDigits + 4, 2, slot);
+        text[domainDigits + 6] = '.';
+        hex(text, domainDigits + 7, 1, function);
+        return new String(text, StandardCharsets.ISO_8859_1);
+    }
+
+    /** Writes {@code digits} lowercase hex digits of {@code value}, zero-padded, at {@code offset}. */
+    private static void hex(byte[] text, int offset, int digits, long value) {
+        for (int i = offset + digits - 1; i >= offset; i--) {
+            text[i] = (byte) Character.forDigit((int) (value & 0xf), 16);
+            value >>>= 4;
+        }
     }
 
     @Override

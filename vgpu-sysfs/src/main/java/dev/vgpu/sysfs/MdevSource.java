@@ -68,8 +68,8 @@ public final class MdevSource implements DeviceSource {
     public Discovery discover(Host host) throws IOException {
         Scan scan = new Scan(NAME, LOG);
         Map<String, OptionalInt> parentNuma = new HashMap<>();
-        for (Path mdev : PciBus.listMdev(host)) {
-            inspect(host, PciBus.name(mdev), mdev, scan, parentNuma);
+        for (PciBus.Entry mdev : PciBus.listMdev(host)) {
+            inspect(host, mdev.name(), mdev.dir(), scan, parentNuma);
         }
         return scan.done();
     }
@@ -104,11 +104,11 @@ public final class MdevSource implements DeviceSource {
             what += " on " + parent;
             typeId = SysfsFiles.linkName(mdev.resolve("mdev_type"));
             what += " of type " + typeId;
-            typeName = SysfsFiles.read(mdev.resolve("mdev_type").resolve("name")).strip();
+            typeName = SysfsFiles.readStripped(mdev, "mdev_type/name", host.scanScope());
             group = SysfsFiles.iommuGroup(mdev);
             numa = parentNuma.get(parent);
             if (numa == null) {
-                numa = SysfsFiles.numaNode(host.path(PciBus.PCI_DEVICES).resolve(parent));
+                numa = SysfsFiles.numaNode(host.path(PciBus.PCI_DEVICES).resolve(parent), host.scanScope());
                 parentNuma.put(parent, numa);
             }
         } catch (NotLinkException e) {

@@ -65,8 +65,8 @@ public final class PassthroughSource implements DeviceSource {
     @Override
     public Discovery discover(Host host) throws IOException {
         Scan scan = new Scan(NAME, LOG);
-        for (Path entry : PciBus.listPci(host)) {
-            inspect(host, entry, scan);
+        for (PciBus.Entry entry : PciBus.listPci(host)) {
+            inspect(host, entry.dir(), entry.name(), scan);
         }
         return scan.done();
     }
@@ -81,25 +81,24 @@ public final class PassthroughSource implements DeviceSource {
             return DeviceCheck.same();
         }
         Path dir = host.path(PciBus.PCI_DEVICES).resolve(device.id());
-        return IDENTITY.check(device, dir, () -> SysfsFiles.hexId(dir.resolve("vendor")) + ":"
-                + SysfsFiles.hexId(dir.resolve("device")), null, null);
+        return IDENTITY.check(device, dir, () -> SysfsFiles.hexId(dir, "vendor", host.scanScope()) + ":"
+                + SysfsFiles.hexId(dir, "device", host.scanScope()), null, null);
     }
 
-    private static void inspect(Host host, Path dir, Scan scan) {
+    private static void inspect(Host host, Path dir, String bdf, Scan scan) {
         String driver;
         try {
             driver = PciBus.driver(host, dir);
         } catch (NoSuchFileException e) {
-            scan.skipQuietly(PciBus.name(dir), PciBus.name(dir) + ": " + SysfsFiles.describe(e));
+            scan.skipQuietly(bdf, bdf + ": " + SysfsFiles.describe(e));
             return;
         } catch (IOException e) {
-            scan.skip(PciBus.name(dir), PciBus.name(dir) + ": cannot read its driver link: " + SysfsFiles.describe(e));
+            scan.skip(bdf, bdf + ": cannot read its driver link: " + SysfsFiles.describe(e));
             return;
         }
         if (driver == null || !VFIO_DRIVERS.contains(driver)) {
             return;
         }
-        String bdf = PciBus.name(dir);
         String what = bdf + " (bound to " + driver + ")";
         if (!SysfsFiles.isPciAddress(bdf)) {
             scan.skip(bdf, what + ": the bus entry is not a PCI address");
@@ -119,9 +118,9 @@ public final class PassthroughSource implements DeviceSource {
                 scan.ignore(bdf, "its driver link dangles, so it is not bound");
                 return;
             }
-            device = SysfsFiles.hexId(dir.resolve("device"));
+            device = SysfsFiles.hexId(dir, "device", host.scanScope());
             group = SysfsFiles.iommuGroup(dir);
-            numa = SysfsFiles.numaNode(dir);
+            numa = SysfsFiles.numaNode(dir, host.scanScope());
         } catch (IOException e) {
             scan.failed(bdf, what, dir, e);
             return;

@@ -1,6 +1,7 @@
 package dev.vgpu.sysfs;
 
 import dev.vgpu.core.spi.Host;
+import dev.vgpu.core.spi.ScanScope;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -10,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 
 /**
  * The parts of {@code sys/bus/...} walking that every source shares. The bus listing, each function's driver link
@@ -22,6 +24,13 @@ final class PciBus {
     static final String MDEV_DEVICES = "sys/bus/mdev/devices";
     static final String NVIDIA_VENDOR = "10de";
 
+    /** Driver names seen in {@code driver} links: a host has a few, and each function names one of them. */
+    private static final SysfsFiles.Names DRIVER_NAMES = new SysfsFiles.Names(64);
+    /** Cap of {@link #EXPECTED_ENTRIES}: a hint, never a reservation a hostile bus could inflate. */
+    private static final int MAX_EXPECTED_ENTRIES = 1 << 16;
+    /** How many entries the last listing of each bus ({@code [0]} PCI, {@code [1]} mdev) had, plus a margin. */
+    private static final AtomicIntegerArray EXPECTED_ENTRIES = new AtomicIntegerArray(new int[] {16, 16});
+
     private PciBus() {
     }
 
@@ -32,7 +41,7 @@ final class PciBus {
      *                     or cannot be listed: every Linux host with PCI has it, so its absence under an existing
      *                     root is a bad mount, and keeping the last scan's devices beats withdrawing them all
      */
-    static List<Path> listPci(Host host) throws IOException {
+    static List<Entry> listPci(Host host) throws IOException {
         return list(host, PCI_DEVICES, false);
     }
 
@@ -44,25 +53,31 @@ final class PciBus {
      *
      * @throws IOException as {@link #listPci}, and in the two cases above
      */
-    static List<Path> listMdev(Host host) throws IOException {
+    static List<Entry> listMdev(Host host) throws IOException {
         return list(host, MDEV_DEVICES, true);
     }
 
-    private static List<Path> list(Host host, String busDirectory, boolean busMayBeAbsent) throws IOException {
+    private static List<Entry> list(Host host, String busDirectory, boolean busMayBeAbsent) throws IOException {
         Path directory = host.path(busDirectory);
         return SharedRead.once(host, new BusListing(directory),
                 () -> listNow(host.root(), directory, busMayBeAbsent));
     }
 
-    private static List<Path> listNow(Path root, Path directory, boolean busMayBeAbsent) throws IOException {
+    private static List<Entry> listNow(Path root, Path directory, boolean busMayBeAbsent) throws IOException {
         if (!Files.isDirectory(root)) {
             throw new NoSuchFileException(root.toString(), null, "the host root is not a readable directory");
         }
-        List<Path> found = new ArrayList<>();
+        int hint = busMayBeAbsent ? 1 : 0;
+        List<Entry> found = new ArrayList<>(EXPECTED_ENTRIES.get(hint));
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
             for (Path entry : entries) {
-                found.add(entry);
+                // The name from the entry's text (a bus entry's name has no '/'): that text is kept by the path and
+                // used again when the entry's attributes are read, where getFileName() would make a second path.
+                String text = entry.toString();
+                found.add(new Entry(entry, text.substring(text.lastIndexOf('/') + 1)));
             }
+            // Sizes the next listing: the bus changes little from one scan to the next.
+            EXPECTED_ENTRIES.set(hint, Math.min(found.size() + 16, MAX_EXPECTED_ENTRIES));
         } catch (NoSuchFileException e) {
             Path bus = directory.getParent();
             if (busMayBeAbsent && !Files.exists(bus, LinkOption.NOFOLLOW_LINKS)
@@ -75,9 +90,13 @@ final class PciBus {
         return Collections.unmodifiableList(found);
     }
 
-    /** The name of a bus entry: a BDF, a UUID, or whatever else a hostile tree put there. */
-    static String name(Path entry) {
-        return entry.getFileName().toString();
+    /**
+     * One entry of a bus directory, named once per scan for every source that walks it.
+     *
+     * @param dir  the entry's path under the bus directory (a link to the device's directory)
+     * @param name its name: a BDF, a UUID, or whatever else a hostile tree put there
+     */
+    record Entry(Path dir, String name) {
     }
 
     /**
@@ -88,12 +107,12 @@ final class PciBus {
      * @throws IOException         when the driver entry cannot be read as a link
      */
     static String driver(Host host, Path deviceDir) throws IOException {
-        return SharedRead.once(host, new DriverLink(deviceDir), () -> driverNow(deviceDir));
+        return SharedRead.once(host, new DriverLink(deviceDir));
     }
 
     private static String driverNow(Path deviceDir) throws IOException {
         try {
-            return SysfsFiles.linkName(deviceDir.resolve("driver"));
+            return SysfsFiles.linkName(SysfsFiles.DRIVER.of(deviceDir), DRIVER_NAMES);
         } catch (NoSuchFileException e) {
             if (Files.isDirectory(deviceDir)) {
                 return null;
@@ -109,23 +128,35 @@ final class PciBus {
      * @throws IOException when the file is missing, unreadable or not {@code 0x} and four hex digits
      */
     static String vendor(Host host, Path deviceDir) throws IOException {
-        return SharedRead.once(host, new VendorId(deviceDir), () -> SysfsFiles.hexId(deviceDir.resolve("vendor")));
+        return SharedRead.once(host, new VendorId(deviceDir, host.scanScope()));
     }
 
     /** True when the {@code driver} link leads to a directory: a dangling link means the driver is gone. */
     static boolean driverPresent(Path deviceDir) {
-        return Files.isDirectory(deviceDir.resolve("driver"));
+        return Files.isDirectory(SysfsFiles.DRIVER.of(deviceDir));
     }
 
     /** The scan-scope key of a bus directory's listing. */
     record BusListing(Path directory) {
     }
 
-    /** The scan-scope key of a function's {@code driver} link. */
-    record DriverLink(Path function) {
+    /** The scan-scope key of a function's {@code driver} link, and its read. */
+    record DriverLink(Path function) implements SharedRead.Key<String> {
+        @Override
+        public String read() throws IOException {
+            return driverNow(function);
+        }
     }
 
-    /** The scan-scope key of a function's {@code vendor} file. */
-    record VendorId(Path function) {
+    /**
+     * The scan-scope key of a function's {@code vendor} file, and its read.
+     *
+     * @param scope the scan's scope, whose read buffer the read uses
+     */
+    record VendorId(Path function, ScanScope scope) implements SharedRead.Key<String> {
+        @Override
+        public String read() throws IOException {
+            return SysfsFiles.hexId(function, "vendor", scope);
+        }
     }
 }

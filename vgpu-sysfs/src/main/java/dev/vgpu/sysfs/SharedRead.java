@@ -27,6 +27,27 @@ record SharedRead<T>(T value, IOException failure) {
         T read() throws IOException;
     }
 
+    /** A scan-scope key that is its own read: it holds everything the read needs. */
+    interface Key<T> {
+        T read() throws IOException;
+    }
+
+    /** Reads a {@link Key}; one function for every key, so that asking allocates nothing beyond the key. */
+    private static final java.util.function.Function<Key<?>, SharedRead<?>> READ_KEY = key -> of(key::read);
+
+    /**
+     * {@link #once(Host, Object, Reader)} for a key that reads itself: the same sharing, without a reader made per
+     * call.
+     */
+    @SuppressWarnings("unchecked") // a Key<T> maps to a SharedRead<T>: the scope keeps what READ_KEY made for it
+    static <T> T once(Host host, Key<T> key) throws IOException {
+        SharedRead<T> outcome = (SharedRead<T>) host.scanScope().computeIfAbsent(key, READ_KEY);
+        if (outcome.failure != null) {
+            throw outcome.failure;
+        }
+        return outcome.value;
+    }
+
     /**
      * Answers a read once per key and scan: the first call reads, later calls (from any source of the scan) get
      * the same value or the same failure. Under {@link ScanScope#none()} every call reads.

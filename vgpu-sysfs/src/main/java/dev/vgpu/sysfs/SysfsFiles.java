@@ -2,10 +2,13 @@ package dev.vgpu.sysfs;
 
 import dev.vgpu.core.Printable;
 import dev.vgpu.core.spi.AttributeFiles;
+import dev.vgpu.core.spi.ScanScope;
+import java.io.File;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotLinkException;
@@ -23,15 +26,45 @@ final class SysfsFiles {
     /** Sysfs attributes are at most a page; a larger file is garbage, not something to load. */
     static final int MAX_ATTRIBUTE_BYTES = AttributeFiles.MAX_BYTES;
 
+    static final Child DRIVER = new Child("driver");
+    static final Child IOMMU_GROUP = new Child("iommu_group");
+    static final Child VFIO_DEV = new Child("vfio-dev");
+    static final Child PHYSFN = new Child("physfn");
+
     private SysfsFiles() {
     }
 
     /**
-     * The whole content of a small regular file as UTF-8, through the project's one bounded reader
-     * ({@link AttributeFiles#read}): a FIFO, socket or device node is refused without being opened.
+     * A relative path read under many device directories ({@code vendor}, {@code driver}, ...): on the default
+     * file system it is parsed once, since {@code dir.resolve(String)} parses the name into a path on every call;
+     * {@link #of} is exactly {@code dir.resolve(name)}.
      */
-    static String read(Path file) throws IOException {
-        return AttributeFiles.read(file);
+    static final class Child {
+        private final String name;
+        private final Path onDefault;
+
+        Child(String name) {
+            this.name = name;
+            this.onDefault = FileSystems.getDefault().getPath(name);
+        }
+
+        Path of(Path dir) {
+            return dir.getFileSystem() == onDefault.getFileSystem() ? dir.resolve(onDefault) : dir.resolve(name);
+        }
+    }
+
+    /**
+     * The whole content of {@code dir.resolve(name)}, a small regular file, as UTF-8, through the project's one
+     * bounded reader and the scan's read buffer ({@link AttributeFiles#read(Path, String, ScanScope)}, which makes
+     * no path on the default file system): a FIFO, socket or device node is refused without being opened.
+     */
+    static String read(Path dir, String name, ScanScope scope) throws IOException {
+        return AttributeFiles.read(dir, name, scope);
+    }
+
+    /** {@link #read} without surrounding whitespace ({@link AttributeFiles#readStripped(Path, String, ScanScope)}). */
+    static String readStripped(Path dir, String name, ScanScope scope) throws IOException {
+        return AttributeFiles.readStripped(dir, name, scope);
     }
 
     /** The last component of a symbolic link's text, without following it (the link may dangle). */
@@ -45,17 +78,69 @@ final class SysfsFiles {
     }
 
     /**
+     * {@link #linkName(Path)}, returning the name {@code names} already holds when it is one of them, so that a link
+     * read for every function (its {@code driver}) does not copy the same few names again and again.
+     */
+    static String linkName(Path link, Names names) throws IOException {
+        String target = Files.readSymbolicLink(link).toString();
+        String name = names.lastComponent(target);
+        if (name == null) {
+            throw new IOException(name(link) + " link text \"" + printable(target) + "\" has no last component");
+        }
+        return name;
+    }
+
+    /**
+     * Last components seen before, at most {@code capacity} of them (the first ones seen); thread-safe. A name
+     * found here is the same text a {@code substring} would give.
+     */
+    static final class Names {
+        private final int capacity;
+        private volatile String[] known = new String[0];
+
+        Names(int capacity) {
+            this.capacity = capacity;
+        }
+
+        /** The text after the last {@code /}; null when that is empty. */
+        String lastComponent(String text) {
+            int from = text.lastIndexOf('/') + 1;
+            int length = text.length() - from;
+            if (length == 0) {
+                return null;
+            }
+            for (String name : known) {
+                if (name.length() == length && text.regionMatches(from, name, 0, length)) {
+                    return name;
+                }
+            }
+            String name = text.substring(from);
+            synchronized (this) {
+                String[] now = known;
+                if (now.length < capacity) {
+                    String[] more = java.util.Arrays.copyOf(now, now.length + 1);
+                    more[now.length] = name;
+                    known = more;
+                }
+            }
+            return name;
+        }
+    }
+
+    /**
      * A {@code vendor} or {@code device} id: {@code 0x} and four hex digits, surrounding whitespace ignored.
      *
      * @return the four digits in lowercase, e.g. {@code 10de}
      */
-    static String hexId(Path file) throws IOException {
-        String text = read(file).strip();
+    static String hexId(Path dir, String name, ScanScope scope) throws IOException {
+        String text = readStripped(dir, name, scope);
         if (text.length() != 6 || text.charAt(0) != '0' || (text.charAt(1) != 'x' && text.charAt(1) != 'X')
                 || !isHex(text, 2)) {
-            throw new IOException(name(file) + " is not 0x and four hex digits: \"" + printable(text) + "\"");
+            throw new IOException(name + " is not 0x and four hex digits: \"" + printable(text) + "\"");
         }
-        return text.substring(2).toLowerCase(java.util.Locale.ROOT);
+        // NVIDIA's id is asked of every function bound to a GPU driver: the constant rather than a copy.
+        return text.regionMatches(2, PciBus.NVIDIA_VENDOR, 0, 4) ? PciBus.NVIDIA_VENDOR
+                : text.substring(2).toLowerCase(java.util.Locale.ROOT);
     }
 
     private static boolean isHex(String text, int from) {
@@ -73,9 +158,9 @@ final class SysfsFiles {
      * @throws AttributeFiles.NotRegularFileException when {@code numa_node} is a FIFO, socket or device node: not
      *                                                a kernel's file, so the device is skipped rather than guessed
      */
-    static OptionalInt numaNode(Path deviceDir) throws AttributeFiles.NotRegularFileException {
+    static OptionalInt numaNode(Path deviceDir, ScanScope scope) throws AttributeFiles.NotRegularFileException {
         try {
-            int node = Integer.parseInt(read(deviceDir.resolve("numa_node")).strip());
+            int node = Integer.parseInt(readStripped(deviceDir, "numa_node", scope));
             return node < 0 ? OptionalInt.empty() : OptionalInt.of(node);
         } catch (AttributeFiles.NotRegularFileException e) {
             throw e;
@@ -88,11 +173,11 @@ final class SysfsFiles {
     static String iommuGroup(Path deviceDir) throws IOException {
         String group;
         try {
-            group = linkName(deviceDir.resolve("iommu_group"));
+            group = linkName(IOMMU_GROUP.of(deviceDir));
         } catch (NoSuchFileException e) {
             throw new NoSuchFileException(e.getFile(), null, "no iommu_group link (is the IOMMU enabled?)");
         }
-        if (group.length() > 10 || !group.chars().allMatch(c -> c >= '0' && c <= '9')) {
+        if (group.length() > 10 || !isDigits(group)) {
             throw new IOException("iommu_group link names no group number: \"" + printable(group) + "\"");
         }
         return group;
@@ -101,17 +186,31 @@ final class SysfsFiles {
     /** The VFIO device cdev: the smallest name starting with {@code vfio} under {@code vfio-dev/}, if any. */
     static Optional<String> vfioCdev(Path deviceDir) {
         String best = null;
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(deviceDir.resolve("vfio-dev"))) {
+        String parent = deviceDir.toString();
+        if (deviceDir.getFileSystem() == FileSystems.getDefault() && !parent.isEmpty()) {
+            // java.io lists names without a Path, a stream and its lock per entry; it answers null on any failure,
+            // as the stream below fails, and leaves out "." and "..", which the test below refuses anyway.
+            String[] names = new File(parent + "/vfio-dev").list();
+            if (names == null) {
+                return Optional.empty();
+            }
+            for (String name : names) {
+                best = smallerCdev(name, best);
+            }
+            return Optional.ofNullable(best);
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(VFIO_DEV.of(deviceDir))) {
             for (Path entry : entries) {
-                String name = entry.getFileName().toString();
-                if (name.startsWith("vfio") && isToken(name) && (best == null || name.compareTo(best) < 0)) {
-                    best = name;
-                }
+                best = smallerCdev(entry.getFileName().toString(), best);
             }
         } catch (IOException e) {
             return Optional.empty();
         }
         return Optional.ofNullable(best);
+    }
+
+    private static String smallerCdev(String name, String best) {
+        return name.startsWith("vfio") && isToken(name) && (best == null || name.compareTo(best) < 0) ? name : best;
     }
 
     /**
@@ -133,6 +232,17 @@ final class SysfsFiles {
         char function = text.charAt(n - 1);
         char slotHigh = text.charAt(n - 4);
         return (slotHigh == '0' || slotHigh == '1') && function >= '0' && function <= '7';
+    }
+
+    /** True when every character is an ASCII digit (true for ""): {@code chars().allMatch} without a stream. */
+    static boolean isDigits(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Only ASCII hex digits: {@link Character#digit} would also accept fullwidth and other Unicode digits. */

@@ -90,8 +90,8 @@ public final class VendorVfioSource implements DeviceSource {
     public Discovery discover(Host host) throws IOException {
         ScanState state = new ScanState(host, new Scan(NAME, LOG),
                 new CardCatalogs(host.vgpuTypes(), memory, host.root()));
-        for (Path entry : PciBus.listPci(host)) {
-            inspect(entry, state);
+        for (PciBus.Entry entry : PciBus.listPci(host)) {
+            inspect(entry.dir(), entry.name(), state);
         }
         for (ConfiguredVf vf : state.configured) {
             publish(vf, state);
@@ -112,8 +112,8 @@ public final class VendorVfioSource implements DeviceSource {
         }
         Path dir = host.path(PciBus.PCI_DEVICES).resolve(device.id());
         return IDENTITY.check(device, dir, () -> {
-            String text = SysfsFiles.read(dir.resolve(CURRENT_TYPE)).strip();
-            boolean number = !text.isEmpty() && text.length() <= 18 && text.chars().allMatch(c -> c >= '0' && c <= '9');
+            String text = SysfsFiles.readStripped(dir, CURRENT_TYPE, host.scanScope());
+            boolean number = !text.isEmpty() && text.length() <= 18 && SysfsFiles.isDigits(text);
             return text.isEmpty() ? "0" : number ? Long.toString(Long.parseLong(text)) : text;
         }, "0", "without a vGPU type (" + CURRENT_TYPE + " is 0)");
     }
@@ -145,25 +145,23 @@ public final class VendorVfioSource implements DeviceSource {
                                 Optional<String> cdev) {
     }
 
-    private static void inspect(Path dir, ScanState state) {
+    private static void inspect(Path dir, String bdf, ScanState state) {
         Scan scan = state.scan;
         String driver;
         try {
             driver = PciBus.driver(state.host, dir);
         } catch (NoSuchFileException e) {
-            scan.skipQuietly(PciBus.name(dir), PciBus.name(dir) + ": " + SysfsFiles.describe(e));
+            scan.skipQuietly(bdf, bdf + ": " + SysfsFiles.describe(e));
             return;
         } catch (IOException e) {
-            scan.skip(PciBus.name(dir), PciBus.name(dir) + ": cannot read its driver link: " + SysfsFiles.describe(e));
+            scan.skip(bdf, bdf + ": cannot read its driver link: " + SysfsFiles.describe(e));
             return;
         }
         if (!"nvidia".equals(driver)) {
             return;
         }
-        String bdf = PciBus.name(dir);
-        String what = bdf + " (bound to nvidia)";
         if (!SysfsFiles.isPciAddress(bdf)) {
-            scan.skip(bdf, what + ": the bus entry is not a PCI address");
+            scan.skip(bdf, bound(bdf) + ": the bus entry is not a PCI address");
             return;
         }
         try {
@@ -172,20 +170,25 @@ public final class VendorVfioSource implements DeviceSource {
                 scan.ignore(bdf, "vendor " + vendor + " is not NVIDIA");
                 return;
             }
-            Optional<PciAddress> pf = physicalFunction(bdf, dir, state);
-            if (pf.isPresent()) {
-                inspectVf(bdf, what, dir, pf.get(), state);
+            PciAddress pf = physicalFunction(bdf, dir, state);
+            if (pf != null) {
+                inspectVf(bdf, dir, pf, state);
             }
         } catch (IOException e) {
-            scan.failed(bdf, what, dir, e);
+            scan.failed(bdf, bound(bdf), dir, e);
         }
     }
 
-    /** The PF of a VF; empty (after noting why) for a PF or a function that is neither. */
-    private static Optional<PciAddress> physicalFunction(String bdf, Path dir, ScanState state) throws IOException {
+    /** How skip reasons name a function bound to nvidia; made only when one is recorded. */
+    private static String bound(String bdf) {
+        return bdf + " (bound to nvidia)";
+    }
+
+    /** The PF of a VF; null (after noting why) for a PF or a function that is neither. */
+    private static PciAddress physicalFunction(String bdf, Path dir, ScanState state) throws IOException {
         String physfn;
         try {
-            physfn = SysfsFiles.linkName(dir.resolve("physfn"));
+            physfn = SysfsFiles.linkName(SysfsFiles.PHYSFN.of(dir));
         } catch (NoSuchFileException e) {
             if (Files.exists(dir.resolve("sriov_totalvfs"))) {
                 state.cards.add(PciAddress.parse(bdf));
@@ -199,7 +202,7 @@ public final class VendorVfioSource implements DeviceSource {
             } else {
                 state.scan.ignore(bdf, "neither an SR-IOV PF nor a VF, and not vGPU capable");
             }
-            return Optional.empty();
+            return null;
         }
         PciAddress pf = state.physicalFunctions.get(physfn);
         if (pf == null) {
@@ -211,15 +214,14 @@ public final class VendorVfioSource implements DeviceSource {
             state.physicalFunctions.put(physfn, pf);
             state.cards.add(pf);
         }
-        return Optional.of(pf);
+        return pf;
     }
 
-    private static void inspectVf(String bdf, String what, Path dir, PciAddress pf, ScanState state)
-            throws IOException {
+    private static void inspectVf(String bdf, Path dir, PciAddress pf, ScanState state) throws IOException {
         mergeCatalog(pf, bdf, dir, state);
         String current;
         try {
-            current = SysfsFiles.read(dir.resolve(CURRENT_TYPE)).strip();
+            current = SysfsFiles.readStripped(dir, CURRENT_TYPE, state.host.scanScope());
         } catch (NoSuchFileException e) {
             if (!Files.isDirectory(dir)) {
                 throw e;
@@ -231,8 +233,8 @@ public final class VendorVfioSource implements DeviceSource {
             state.scan.ignore(bdf, "no vGPU type configured");
             return;
         }
-        if (current.length() > 18 || !current.chars().allMatch(c -> c >= '0' && c <= '9')) {
-            state.scan.skip(bdf, what + ": " + CURRENT_TYPE + " is not a vGPU type id: \""
+        if (current.length() > 18 || !SysfsFiles.isDigits(current)) {
+            state.scan.skip(bdf, bound(bdf) + ": " + CURRENT_TYPE + " is not a vGPU type id: \""
                     + SysfsFiles.printable(current) + "\"");
             return;
         }
@@ -241,15 +243,15 @@ public final class VendorVfioSource implements DeviceSource {
             return;
         }
         String group = SysfsFiles.iommuGroup(dir);
-        state.configured.add(new ConfiguredVf(bdf, pf, Long.parseLong(current), group, SysfsFiles.numaNode(dir),
-                SysfsFiles.vfioCdev(dir)));
+        state.configured.add(new ConfiguredVf(bdf, pf, Long.parseLong(current), group,
+                SysfsFiles.numaNode(dir, state.host.scanScope()), SysfsFiles.vfioCdev(dir)));
     }
 
     /** Adds a function's catalog to its card's; a missing file adds nothing, a bad one is reported. */
     private static void mergeCatalog(PciAddress card, String bdf, Path dir, ScanState state) {
         String text;
         try {
-            text = SysfsFiles.read(dir.resolve(CATALOG));
+            text = SysfsFiles.read(dir, CATALOG, state.host.scanScope());
         } catch (NoSuchFileException e) {
             return;
         } catch (IOException e) {
@@ -269,17 +271,21 @@ public final class VendorVfioSource implements DeviceSource {
         state.catalogs.merge(card, catalog);
     }
 
+    /** How skip reasons name a configured VF; made only when one is recorded. */
+    private static String configured(ConfiguredVf vf) {
+        return "VF " + vf.bdf() + " of card " + vf.pf() + " is configured with vGPU type " + vf.typeId();
+    }
+
     private static void publish(ConfiguredVf vf, ScanState state) {
-        String what = "VF " + vf.bdf() + " of card " + vf.pf() + " is configured with vGPU type " + vf.typeId();
         CardCatalogs.Resolution resolution = state.catalogs.resolve(vf.pf(), vf.typeId());
         if (resolution.name() == null) {
-            state.scan.skip(vf.bdf(), what + ", but " + resolution.problem());
+            state.scan.skip(vf.bdf(), configured(vf) + ", but " + resolution.problem());
             return;
         }
         Optional<ResourceName> name = state.resourceNames.computeIfAbsent(resolution.name(),
                 ResourceName::forVgpuProfile);
         if (name.isEmpty()) {
-            state.scan.skip(vf.bdf(), what + ", whose profile name \"" + SysfsFiles.printable(resolution.name())
+            state.scan.skip(vf.bdf(), configured(vf) + ", whose profile name \"" + SysfsFiles.printable(resolution.name())
                     + "\" gives no valid resource name");
             return;
         }

@@ -1,14 +1,19 @@
 package dev.vgpu.core.spi;
 
+import java.io.File;
+import java.io.FileInputStream;
+import java.io.FileNotFoundException;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.SeekableByteChannel;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystem;
 import java.nio.file.FileSystemException;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The one way this project reads a small attribute file of the host ({@code vendor}, {@code numa_node},
@@ -32,10 +37,16 @@ import java.util.Arrays;
  * health) read host files, and the adapter must not depend on the built-in sources (that would put them on every
  * consumer's service path). The reader knows files, not sysfs semantics; parsing stays with the modules.
  *
- * <p>Residual window: NIO cannot open with {@code O_NONBLOCK}, so the type check and the open are two steps. A
+ * <p>How: on the default file system, {@code stat(2)} through {@link File#isFile()} (links followed, true only for
+ * a regular file) and a {@link FileInputStream}, which allocate a third of what a channel does; on any other file
+ * system, or when that way does not answer, the NIO type read and channel, which also give the exact exception.
+ * Within a scan the bytes land in the scan's one buffer ({@link #read(Path, ScanScope)}).
+ *
+ * <p>Residual window: neither NIO nor {@code java.io} can open with {@code O_NONBLOCK}, so the type check and the
+ * open are two steps. A
  * regular file replaced by a FIFO between them would still block the open. Sysfs itself never does that; only a
  * process that can write the host's {@code /sys} (root) could, and the scan deadline is the backstop for it.
- * Stateless and thread-safe.
+ * Thread-safe; the only state is the read buffer a {@link ScanScope} owns for its scan.
  * <pre>{@code
  * String type = AttributeFiles.read(host.path("sys/bus/pci/devices/0000:1b:00.4/nvidia/current_vgpu_type")).strip();
  * }</pre>
@@ -45,43 +56,206 @@ public final class AttributeFiles {
     /** The most bytes {@link #read} reads: sysfs attributes are at most a page, anything larger is garbage. */
     public static final int MAX_BYTES = 64 * 1024;
 
+    private static final FileSystem DEFAULT_FILE_SYSTEM = FileSystems.getDefault();
+
     private AttributeFiles() {
     }
 
     /**
-     * The whole content of a small regular file as UTF-8 (malformed bytes become U+FFFD).
+     * The whole content of a small regular file as UTF-8 (malformed bytes become U+FFFD), read into a buffer of
+     * its own. Same as {@link #read(Path, ScanScope)} with {@link ScanScope#none()}.
      *
      * @throws NotRegularFileException when the path resolves to a FIFO, socket, device node or directory
      * @throws java.nio.file.NoSuchFileException when it is missing (or a link to it dangles)
      * @throws IOException when it is larger than {@value #MAX_BYTES} bytes or cannot be read
      */
     public static String read(Path file) throws IOException {
-        BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
-        if (!attributes.isRegularFile()) {
-            throw new NotRegularFileException(file, kind(file, attributes));
-        }
-        try (SeekableByteChannel channel = Files.newByteChannel(file)) {
-            byte[] buffer = new byte[1024];
-            int length = 0;
-            while (true) {
-                if (length == buffer.length) {
-                    if (length > MAX_BYTES) {
-                        throw new IOException(name(file) + " is larger than " + MAX_BYTES + " bytes");
+        return read(file, ScanScope.none(), false);
+    }
+
+    /**
+     * {@link #read(Path)}, reading through the read buffer of a scan: a scan of the whole bus reads thousands of
+     * attributes, and one buffer per scan (rather than one per file) is most of what a rescan would otherwise
+     * allocate.
+     *
+     * <p>Ownership: the buffer belongs to the scope (one scan); it is lent to one read at a time and handed back
+     * before this method returns, and no text refers to it. A read that finds it lent (another thread of the same
+     * scan) reads into a buffer of its own, so concurrent reads are safe. Under {@link ScanScope#none()} every
+     * read has a buffer of its own. Nothing outlives the scope: the next scan's scope has its own buffer.
+     *
+     * @param scope the scan's memo, e.g. {@code host.scanScope()}
+     * @throws NotRegularFileException when the path resolves to a FIFO, socket, device node or directory
+     * @throws java.nio.file.NoSuchFileException when it is missing (or a link to it dangles)
+     * @throws IOException when it is larger than {@value #MAX_BYTES} bytes or cannot be read
+     */
+    public static String read(Path file, ScanScope scope) throws IOException {
+        return read(file, scope, false);
+    }
+
+    /**
+     * {@link #read(Path, ScanScope)} without surrounding whitespace: equal to {@code read(file, scope).strip()},
+     * without first making the text with its trailing newline.
+     *
+     * @param scope the scan's memo, e.g. {@code host.scanScope()}
+     * @throws NotRegularFileException when the path resolves to a FIFO, socket, device node or directory
+     * @throws java.nio.file.NoSuchFileException when it is missing (or a link to it dangles)
+     * @throws IOException when it is larger than {@value #MAX_BYTES} bytes or cannot be read
+     */
+    public static String readStripped(Path file, ScanScope scope) throws IOException {
+        return read(file, scope, true);
+    }
+
+    /**
+     * {@link #read(Path, ScanScope)} of {@code dir.resolve(name)}: on the default file system the file is opened by
+     * its path text without making that {@link Path} (a scan reads several attributes of each device directory).
+     *
+     * @param name a relative path without {@code .} or {@code ..}, e.g. {@code vendor} or
+     *             {@code nvidia/current_vgpu_type}
+     * @param scope the scan's memo, e.g. {@code host.scanScope()}
+     * @throws NotRegularFileException when the path resolves to a FIFO, socket, device node or directory
+     * @throws java.nio.file.NoSuchFileException when it is missing (or a link to it dangles)
+     * @throws IOException when it is larger than {@value #MAX_BYTES} bytes or cannot be read
+     */
+    public static String read(Path dir, String name, ScanScope scope) throws IOException {
+        return read(null, dir, name, scope, false);
+    }
+
+    /**
+     * {@link #read(Path, String, ScanScope)} without surrounding whitespace, as {@link #readStripped(Path, ScanScope)}.
+     *
+     * @param name a relative path without {@code .} or {@code ..}, e.g. {@code numa_node}
+     * @param scope the scan's memo, e.g. {@code host.scanScope()}
+     * @throws NotRegularFileException when the path resolves to a FIFO, socket, device node or directory
+     * @throws java.nio.file.NoSuchFileException when it is missing (or a link to it dangles)
+     * @throws IOException when it is larger than {@value #MAX_BYTES} bytes or cannot be read
+     */
+    public static String readStripped(Path dir, String name, ScanScope scope) throws IOException {
+        return read(null, dir, name, scope, true);
+    }
+
+    private static String read(Path file, ScanScope scope, boolean strip) throws IOException {
+        return read(file, null, null, scope, strip);
+    }
+
+    /** Reads {@code file}, or when it is null {@code dir.resolve(name)}, made only where a Path is needed. */
+    private static String read(Path file, Path dir, String name, ScanScope scope, boolean strip) throws IOException {
+        // Without a scan there is no owner to keep a buffer for the next read: a small one of its own.
+        ReadBuffer owner = scope == ScanScope.none() ? null
+                : scope.computeIfAbsent(ReadBuffer.KEY, k -> new ReadBuffer());
+        byte[] buffer = owner == null ? new byte[1024] : owner.lend();
+        try {
+            InputStream plain = file != null ? openPlainRegularFile(file) : openPlainRegularFile(dir, name);
+            if (plain != null) {
+                try (plain) {
+                    String text = readAll(plain, buffer, strip);
+                    if (text != null) {
+                        return text;
                     }
-                    buffer = Arrays.copyOf(buffer, Math.min(length * 4, MAX_BYTES + 1));
                 }
-                int n = channel.read(ByteBuffer.wrap(buffer, length, buffer.length - length));
-                if (n < 0) {
-                    return new String(buffer, 0, length, StandardCharsets.UTF_8);
+            } else {
+                Path target = file != null ? file : dir.resolve(name);
+                BasicFileAttributes attributes = Files.readAttributes(target, BasicFileAttributes.class);
+                if (!attributes.isRegularFile()) {
+                    throw new NotRegularFileException(target, kind(target, attributes));
                 }
-                length += n;
+                try (InputStream in = Files.newInputStream(target)) {
+                    String text = readAll(in, buffer, strip);
+                    if (text != null) {
+                        return text;
+                    }
+                }
             }
+            throw new IOException(name(file, dir, name) + " is larger than " + MAX_BYTES + " bytes");
         } catch (FileSystemException e) {
             throw e;
         } catch (IOException e) {
-            throw e.getMessage() != null && e.getMessage().startsWith(name(file)) ? e
-                    : new IOException(name(file) + " cannot be read: " + e.getMessage(), e);
+            String last = name(file, dir, name);
+            throw e.getMessage() != null && e.getMessage().startsWith(last) ? e
+                    : new IOException(last + " cannot be read: " + e.getMessage(), e);
+        } finally {
+            if (owner != null) {
+                owner.giveBack(buffer);
+            }
         }
+    }
+
+    /**
+     * The fast way in, for a file of the default file system that {@code stat(2)} says is regular (links
+     * followed): a {@link FileInputStream}, which reads straight into the array and costs a third of what a
+     * channel allocates. Null whenever that does not answer (another file system, not a regular file, missing,
+     * denied, gone since): the NIO way then checks and opens again and fails with the exact exception.
+     */
+    private static InputStream openPlainRegularFile(Path file) {
+        return file.getFileSystem() != DEFAULT_FILE_SYSTEM ? null : openPlainRegularFile(file.toFile());
+    }
+
+    /** {@link #openPlainRegularFile(Path)} of {@code dir.resolve(name)}, by path text. */
+    private static InputStream openPlainRegularFile(Path dir, String name) {
+        if (dir.getFileSystem() != DEFAULT_FILE_SYSTEM) {
+            return null;
+        }
+        String parent = dir.toString();
+        // One concatenation (File normalizes a doubled '/'): File(parent, child) costs three times as much.
+        return parent.isEmpty() ? null : openPlainRegularFile(new File(parent + '/' + name));
+    }
+
+    private static InputStream openPlainRegularFile(File plain) {
+        if (!plain.isFile()) {
+            return null;
+        }
+        try {
+            return new FileInputStream(plain);
+        } catch (FileNotFoundException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Reads to the end into {@code buffer}, or into larger copies of it (at most {@value #MAX_BYTES} + 1 bytes)
+     * that are dropped after the read: only a file over a page needs one. Null when the file is larger than
+     * {@value #MAX_BYTES} bytes.
+     */
+    private static String readAll(InputStream in, byte[] buffer, boolean strip) throws IOException {
+        byte[] bytes = buffer;
+        int length = 0;
+        while (true) {
+            if (length == bytes.length) {
+                if (length > MAX_BYTES) {
+                    return null;
+                }
+                bytes = Arrays.copyOf(bytes, Math.min(length * 4, MAX_BYTES + 1));
+            }
+            int n = in.read(bytes, length, bytes.length - length);
+            if (n < 0) {
+                return decode(bytes, length, strip);
+            }
+            length += n;
+        }
+    }
+
+    /**
+     * The text of {@code buffer[0, length)}; with {@code strip}, equal to {@code text.strip()}: ASCII whitespace
+     * (what {@link Character#isWhitespace} says of a byte below 0x80, a whole character in UTF-8) is cut from the
+     * bytes, and {@link String#strip()} then removes any other whitespace, returning the same string when there
+     * is none.
+     */
+    private static String decode(byte[] buffer, int length, boolean strip) {
+        int from = 0;
+        int to = length;
+        if (strip) {
+            while (from < to && isAsciiWhitespace(buffer[from])) {
+                from++;
+            }
+            while (to > from && isAsciiWhitespace(buffer[to - 1])) {
+                to--;
+            }
+        }
+        String text = new String(buffer, from, to - from, StandardCharsets.UTF_8);
+        return strip ? text.strip() : text;
+    }
+
+    private static boolean isAsciiWhitespace(byte b) {
+        return b == ' ' || (b >= 0x09 && b <= 0x0d) || (b >= 0x1c && b <= 0x1f);
     }
 
     /** What a non-regular file is, in words, from the Unix mode where the file system has one. */
@@ -106,9 +280,45 @@ public final class AttributeFiles {
         return "a FIFO, socket or device node";
     }
 
+    /** The last component of {@code file}, or of {@code dir.resolve(name)} when file is null. */
+    private static String name(Path file, Path dir, String name) {
+        return name(file != null ? file : dir.resolve(name));
+    }
+
     private static String name(Path file) {
         Path last = file.getFileName();
         return last == null ? file.toString() : last.toString();
+    }
+
+    /**
+     * The read buffer of one scan, kept in its {@link ScanScope} under a key private to this class. Unlike other
+     * scope values it is mutable: it lends its one buffer to one read at a time (an atomic swap), so a read that
+     * runs while another thread of the same scan holds it makes a buffer of its own.
+     */
+    private static final class ReadBuffer {
+
+        /** The scope key: one identity, equal only to itself. */
+        static final Object KEY = new Object() {
+            @Override
+            public String toString() {
+                return "AttributeFiles.ReadBuffer";
+            }
+        };
+
+        /** A sysfs attribute is at most a page; one more byte sees the end of a full page without growing. */
+        private static final int SIZE = 4096 + 1;
+
+        private final AtomicReference<byte[]> spare = new AtomicReference<>();
+
+        byte[] lend() {
+            byte[] buffer = spare.getAndSet(null);
+            return buffer != null ? buffer : new byte[SIZE];
+        }
+
+        /** Keeps the buffer for the next read of the scan. */
+        void giveBack(byte[] buffer) {
+            spare.set(buffer);
+        }
     }
 
     /** An attribute path that resolves to something other than a regular file, which is never opened. */

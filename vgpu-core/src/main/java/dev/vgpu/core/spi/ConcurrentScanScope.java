@@ -26,7 +26,25 @@ final class ConcurrentScanScope implements ScanScope {
     };
 
     /** Shared by every thread of the scan; slots are added, never removed. */
-    private final Map<Object, Slot> slots = new ConcurrentHashMap<>();
+    private final Map<Object, Slot> slots;
+
+    /** An empty scope of the default size. */
+    ConcurrentScanScope() {
+        this(16);
+    }
+
+    /**
+     * An empty scope sized for about {@code expectedKeys} keys ({@link Scanner} passes the last scan's count), so
+     * that a scan of thousands of functions does not grow its map a dozen times.
+     */
+    ConcurrentScanScope(int expectedKeys) {
+        slots = new ConcurrentHashMap<>(Math.max(16, expectedKeys));
+    }
+
+    /** How many keys the scope holds. */
+    int size() {
+        return slots.size();
+    }
 
     @Override
     public <K, V> V computeIfAbsent(K key, Function<? super K, ? extends V> compute) {
@@ -34,7 +52,9 @@ final class ConcurrentScanScope implements ScanScope {
         Objects.requireNonNull(compute, "compute");
         Slot slot = slots.get(key);
         if (slot == null) {
-            slot = slots.computeIfAbsent(key, k -> new Slot());
+            Slot fresh = new Slot();
+            Slot known = slots.putIfAbsent(key, fresh);
+            slot = known != null ? known : fresh;
         }
         return slot.get(key, compute);
     }
@@ -45,7 +65,11 @@ final class ConcurrentScanScope implements ScanScope {
     }
 
     private static <V> V checked(Object key, V value) {
-        return Objects.requireNonNull(value, () -> "the scan scope computation for key " + key + " returned null");
+        // Not requireNonNull(value, supplier): the supplier capturing the key would be made on every computation.
+        if (value == null) {
+            throw new NullPointerException("the scan scope computation for key " + key + " returned null");
+        }
+        return value;
     }
 
     /** One key's value; {@code value} is written once, under the slot's lock, by the thread that computes it. */

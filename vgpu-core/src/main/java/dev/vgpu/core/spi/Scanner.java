@@ -33,6 +33,10 @@ public final class Scanner {
     private final PciIds pciIds;
     private final VgpuTypeResolver vgpuTypes;
     private final List<DeviceSource> sources;
+    /** Cap of {@link #expectedScopeKeys}. */
+    private static final int MAX_EXPECTED_SCOPE_KEYS = 1 << 16;
+    /** About how many keys the last scan's scope held: sizes the next one's (a hint; racing scans may lose one). */
+    private volatile int expectedScopeKeys = 16;
 
     /**
      * A scanner of the host under {@code hostRoot}.
@@ -110,8 +114,10 @@ public final class Scanner {
         // One host per scan, shared by every source of it: a fresh scan scope, so sources read the files they have
         // in common once (never an answer from an earlier scan), and a fresh memoizing view of the resolver, so
         // each physical GPU is asked at most once per scan.
+        // The scope is sized from the last scan's key count (capped: a hint, not something a hostile host inflates).
+        ConcurrentScanScope scope = new ConcurrentScanScope(expectedScopeKeys);
         Host host = Host.of(hostRoot).withPciIds(pciIds).withVgpuTypes(VgpuTypeResolver.memoizing(vgpuTypes))
-                .forScan();
+                .withScanScope(scope);
         Snapshot.Builder next = Snapshot.builder();
         for (DeviceSource source : sources) {
             Discovery discovery;
@@ -134,6 +140,7 @@ public final class Scanner {
                 next.add(source.name(), previous.discoveryOf(source.name()));
             }
         }
+        expectedScopeKeys = Math.min(scope.size() + scope.size() / 8 + 16, MAX_EXPECTED_SCOPE_KEYS);
         return new Result(next.build(), failures);
     }
 }

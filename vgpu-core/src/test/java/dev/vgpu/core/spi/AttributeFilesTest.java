@@ -95,4 +95,66 @@ class AttributeFilesTest {
                     .isInstanceOf(AttributeFiles.NotRegularFileException.class);
         }
     }
+
+    @Test
+    void aScanScopeReadGivesTheSameTextsAsAReadOfItsOwn() throws IOException {
+        ScanScope scope = ScanScope.fresh();
+        String[] contents = {"", "0x10de\n", " \t12 \n", "GRID\u2003A100-4C\u2003\n", "\u001f7\u000b",
+            "x".repeat(4096), "y".repeat(4097), "z".repeat(20_000), "1".repeat(AttributeFiles.MAX_BYTES), "short\n"};
+        for (int round = 0; round < 2; round++) {
+            for (int i = 0; i < contents.length; i++) {
+                Path file = dir.resolve("a" + i);
+                Files.writeString(file, contents[i]);
+                assertThat(AttributeFiles.read(file, scope)).isEqualTo(contents[i]).isEqualTo(AttributeFiles.read(file));
+                assertThat(AttributeFiles.readStripped(file, scope)).isEqualTo(contents[i].strip());
+                assertThat(AttributeFiles.readStripped(file, ScanScope.none())).isEqualTo(contents[i].strip());
+            }
+        }
+        Files.writeString(dir.resolve("over"), "1".repeat(AttributeFiles.MAX_BYTES + 1));
+        assertThatThrownBy(() -> AttributeFiles.read(dir.resolve("over"), scope)).isInstanceOf(IOException.class)
+                .hasMessage("over is larger than 65536 bytes");
+        assertThat(AttributeFiles.read(dir.resolve("a1"), scope)).isEqualTo("0x10de\n");
+    }
+
+    @Test
+    void threadsOfOneScanReadThroughItsBufferSafely() throws Exception {
+        ScanScope scope = ScanScope.fresh();
+        int files = 8;
+        for (int i = 0; i < files; i++) {
+            Files.writeString(dir.resolve("f" + i), Integer.toString(i).repeat(100 + 500 * i));
+        }
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+        try {
+            java.util.List<java.util.concurrent.Future<Boolean>> answers = new java.util.ArrayList<>();
+            for (int task = 0; task < 4; task++) {
+                answers.add(pool.submit(() -> {
+                    for (int round = 0; round < 200; round++) {
+                        int i = round % files;
+                        if (!AttributeFiles.read(dir.resolve("f" + i), scope)
+                                .equals(Integer.toString(i).repeat(100 + 500 * i))) {
+                            return false;
+                        }
+                    }
+                    return true;
+                }));
+            }
+            for (java.util.concurrent.Future<Boolean> answer : answers) {
+                assertThat(answer.get()).isTrue();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void aScanScopeReadRefusesAFifoToo() throws Exception {
+        Path fifo = dir.resolve("numa_node");
+        Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).start();
+        assertThat(mkfifo.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(mkfifo.exitValue()).isZero();
+
+        assertThatThrownBy(() -> AttributeFiles.readStripped(fifo, ScanScope.fresh()))
+                .isInstanceOf(AttributeFiles.NotRegularFileException.class)
+                .hasMessageEndingWith("is a FIFO, not a regular file");
+    }
 }
