@@ -26,6 +26,13 @@ final class PciBus {
 
     /** Driver names seen in {@code driver} links: a host has a few, and each function names one of them. */
     private static final SysfsFiles.Names DRIVER_NAMES = new SysfsFiles.Names(64);
+    /**
+     * The one failure of every function whose bus link dangles or whose directory vanished. Its text names no file
+     * (the callers name the function), so one stackless copy serves them all: a scan keeps a failure per entry, and
+     * 100,000 dangling entries each keeping their own path text did not fit the manifest's heap.
+     */
+    private static final NoSuchFileException VANISHED = new SharedRead.NoSuchFile(null, null,
+            "the function vanished or its bus link dangles");
     /** Cap of {@link #EXPECTED_ENTRIES}: a hint, never a reservation a hostile bus could inflate. */
     private static final int MAX_EXPECTED_ENTRIES = 1 << 16;
     /** How many entries the last listing of each bus ({@code [0]} PCI, {@code [1]} mdev) had, plus a margin. */
@@ -71,10 +78,9 @@ final class PciBus {
         List<Entry> found = new ArrayList<>(EXPECTED_ENTRIES.get(hint));
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
             for (Path entry : entries) {
-                // The name from the entry's text (a bus entry's name has no '/'): that text is kept by the path and
-                // used again when the entry's attributes are read, where getFileName() would make a second path.
-                String text = entry.toString();
-                found.add(new Entry(entry, text.substring(text.lastIndexOf('/') + 1)));
+                // Not cut from entry.toString(): the path would keep that text for the rest of the scan, one more
+                // full path per entry, which 100,000 dangling entries cannot afford within the manifest's heap.
+                found.add(new Entry(entry, entry.getFileName().toString()));
             }
             // Sizes the next listing: the bus changes little from one scan to the next.
             EXPECTED_ENTRIES.set(hint, Math.min(found.size() + 16, MAX_EXPECTED_ENTRIES));
@@ -117,8 +123,7 @@ final class PciBus {
             if (Files.isDirectory(deviceDir)) {
                 return null;
             }
-            throw new NoSuchFileException(deviceDir.toString(), null,
-                    "the function vanished or its bus link dangles");
+            throw VANISHED;
         }
     }
 
