@@ -5,6 +5,7 @@ import dev.vgpu.core.Device;
 import dev.vgpu.core.Reconciler;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.spi.DeviceSources;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.deviceplugin.PluginManager;
 import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
@@ -49,7 +50,7 @@ final class PluginHost implements AutoCloseable {
         }
         kubelet = StandInKubelet.start(dir.resolve("dp"));
         manager = PluginManager.builder().hostRoot(host.root()).devicePluginDir(dir.resolve("dp"))
-                .healthPollInterval(Duration.ofSeconds(5)).build();
+                .healthPollInterval(Duration.ofSeconds(5)).sources(DeviceSources.load()).build();
         apply(snapshot(GPUS));
         try {
             kubelet.await(Duration.ofSeconds(30), k -> k.streaming(RESOURCE.fullName()));
@@ -67,7 +68,7 @@ final class PluginHost implements AutoCloseable {
         for (int i = 0; i < count; i++) {
             discovery.add(Device.builder(bdfs.isEmpty() ? String.format(Locale.ROOT, "0000:%02x:00.0", 0x41 + i)
                             : bdfs.get(i), RESOURCE, "passthrough", Attachment.VFIO_PCI)
-                    .iommuGroup(Integer.toString(41 + i)).numaNode(i % 2).build());
+                    .iommuGroup(Integer.toString(41 + i)).numaNode(i % 2).identity("pci:10de:2335").build());
         }
         return Snapshot.builder().add("passthrough", discovery.build()).build();
     }
