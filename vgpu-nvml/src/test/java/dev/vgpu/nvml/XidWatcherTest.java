@@ -162,6 +162,20 @@ class XidWatcherTest {
     }
 
     @Test
+    void aListenerThatThrowsALinkageErrorDoesNotStopTheWatcher() {
+        stub.stub_queue_event(0, XID, SENTINEL_XID);
+        XidListener throwing = (gpu, xid) -> {
+            recorder.onXid(gpu, xid);
+            throw new NoClassDefFoundError("com/example/Missing");
+        };
+
+        try (XidWatcher watcher = XidWatcher.start(nvml, FAST, throwing)) {
+            assertThat(recorder.untilSentinel()).containsExactly(new Xid(GPU1, 79));
+            assertThat(watcher.running()).isTrue();
+        }
+    }
+
+    @Test
     void waitsWithTheConfiguredTimeoutAndCloseLeavesNoThread() {
         XidWatcher watcher = XidWatcher.start(nvml, FAST.withWaitTimeout(Duration.ofMillis(75)), recorder);
         await().atMost(PATIENCE).until(() -> NvmlStub.calls(stub, "nvmlEventSetWait_v2") >= 3);
