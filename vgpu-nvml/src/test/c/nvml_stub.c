@@ -1,6 +1,6 @@
 /*
  * A stub libnvidia-ml.so.1 for the vgpu-nvml tests. It exports the NVML entry points the binding uses, with
- * the argument and struct layouts of nvml.h (see docs/DOMAIN.md §6), and serves canned data:
+ * the argument and struct layouts of nvml.h (see docs/HOST-FACTS.md §6), and serves canned data:
  *
  *   index  NVML bus id         what it models
  *   0      00000000:41:00.0    vGPU card, types 1414, 1428; XID events supported
@@ -10,7 +10,7 @@
  *                              INSUFFICIENT_SIZE retry); registering events answers NOT_SUPPORTED
  *   3      00000000:81:00.0    no vGPU (supported vGPUs: NOT_SUPPORTED); no XID event type supported
  *
- * Card-local type ids: the real nvmlVgpuTypeGetName takes no device. docs/DOMAIN.md §1c says ids are
+ * Card-local type ids: the real nvmlVgpuTypeGetName takes no device. docs/HOST-FACTS.md §1c says ids are
  * unique only within one card, so this stub resolves a name against the card whose supported list the
  * calling thread read last. A binding that cached names by id across cards would then hand card 1 the
  * names of card 0, and the tests would see it.

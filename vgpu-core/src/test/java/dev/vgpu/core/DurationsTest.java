@@ -14,7 +14,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@link Durations#parseGo} and {@link Durations#formatGo} against Go.
  *
  * <p>Where the expected values come from: the semantics are Go's {@code time.ParseDuration} and
- * {@code Duration.String} as summarized in docs/DOMAIN.md §7. The inputs are Go's own tables
+ * {@code Duration.String} as summarized in docs/HOST-FACTS.md §7. The inputs are Go's own tables
  * ({@code parseDurationTests}, {@code parseDurationErrorTests} and {@code durationTests} in Go's
  * {@code src/time/time_test.go}) plus our own edge cases (sign and fraction forms, long fractions, the
  * {@code leadingFraction} limits, overflow bounds, Unicode in units, hostile characters). Every expected value,
@@ -82,7 +82,7 @@ class DurationsTest {
                 // our additions: long fractions lose precision, never fail
                 valid("1.0000000000000000001s", 1000000000L, "1s"),
                 valid("0.9999999999999999999s", 1000000000L, "1s"),
-                // forms from docs/DOMAIN.md §7 and PR #194
+                // forms from docs/HOST-FACTS.md §7 (the ones the upstream rescan change documents)
                 valid("1.5h", 5400000000000L, "1h30m0s"),
                 valid("1h2m3.5s", 3723500000000L, "1h2m3.5s"),
                 valid("1m1m", 120000000000L, "2m0s"),

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The pci.ids lookup as upstream reads the file (docs/DOMAIN.md §2.1, trap 16). */
+/** The pci.ids lookup as upstream reads the file (docs/HOST-FACTS.md §2.1, trap 16). */
 class PciIdsTest {
 
     static final String SAMPLE = String.join("\n",

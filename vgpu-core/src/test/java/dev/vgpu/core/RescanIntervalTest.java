@@ -14,7 +14,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The rescan-interval policy of docs/ARCHITECTURE.md ("Contracts kept by the daemon") on top of Go durations: unset, empty, blank or zero
  * disables; positive below 5 s is raised to 5 s; negative or malformed is an error quoting the input. Blank is
- * judged as Go's {@code strings.TrimSpace} does (PR #194 trims before parsing).
+ * judged as Go's {@code strings.TrimSpace} does: the value is trimmed before parsing (docs/HOST-FACTS.md §7).
  */
 class RescanIntervalTest {
 

@@ -13,7 +13,7 @@ import net.jqwik.api.Provide;
 
 /**
  * Every {@link ResourceName} that any factory builds, from any text, is a valid extended-resource name that is
- * safe as a socket file name (docs/DOMAIN.md traps 13 and 14).
+ * safe as a socket file name (docs/HOST-FACTS.md traps 13 and 14).
  */
 class ResourceNamePropertyTest {
 

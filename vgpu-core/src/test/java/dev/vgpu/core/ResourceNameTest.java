@@ -16,7 +16,7 @@ import org.junit.jupiter.params.provider.NullAndEmptySource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The naming rules of docs/DOMAIN.md §2.1-2.4, trap 13-15. Expected values of the
+ * The naming rules of docs/HOST-FACTS.md §2.1-2.4, trap 13-15. Expected values of the
  * source-specific steps are what upstream's Go code produces (checked with Go 1.19.8's {@code strings.ToUpper},
  * {@code strings.TrimSpace} and {@code regexp} {@code \s+}); the final sanitization is ours.
  */
@@ -26,7 +26,7 @@ class ResourceNameTest {
 
     static Stream<Arguments> pciDeviceNames() {
         return Stream.of(
-                // docs/DOMAIN.md §2.1 worked examples (repo pci.ids)
+                // docs/HOST-FACTS.md §2.1 worked examples (repo pci.ids)
                 Arguments.of("GH100 [H200 SXM 141GB]", "2335", "GH100_H200_SXM_141GB"),
                 Arguments.of("AD102GL [L40S]", "26b9", "AD102GL_L40S"),
                 Arguments.of("GA102GL [A10]", "2236", "GA102GL_A10"),
@@ -77,7 +77,7 @@ class ResourceNameTest {
 
     static Stream<Arguments> profileNames() {
         return Stream.of(
-                // docs/DOMAIN.md §2.2 / §2.3 worked examples
+                // docs/HOST-FACTS.md §2.2 / §2.3 worked examples
                 Arguments.of("GRID T4-1Q", "GRID_T4-1Q"),
                 Arguments.of("NVIDIA A10-8Q", "NVIDIA_A10-8Q"),
                 Arguments.of("NVIDIA L40S-1Q", "NVIDIA_L40S-1Q"),
@@ -164,7 +164,7 @@ class ResourceNameTest {
 
     @ParameterizedTest(name = "{0} ({1}) -> {2}")
     @CsvSource({
-            // docs/DOMAIN.md §2.4: KubeVirt's rule, uppercase with '/' and '.' -> '_'; '-' survives
+            // docs/HOST-FACTS.md §2.4: KubeVirt's rule, uppercase with '/' and '.' -> '_'; '-' survives
             "NVIDIA_L40S-1Q,       VFIO_PCI, PCI_RESOURCE_NVIDIA_COM_NVIDIA_L40S-1Q",
             "NVIDIA_H200X-1-18C,   VFIO_PCI, PCI_RESOURCE_NVIDIA_COM_NVIDIA_H200X-1-18C",
             "GH100_H200_SXM_141GB, VFIO_PCI, PCI_RESOURCE_NVIDIA_COM_GH100_H200_SXM_141GB",

@@ -28,7 +28,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Builds Allocate answers as KubeVirt reads them (docs/DOMAIN.md §3), after re-checking every device.
+ * Builds Allocate answers as KubeVirt reads them (docs/HOST-FACTS.md §3), after re-checking every device.
  *
  * <p>VFIO PCI devices (passthrough, vendor-VFIO VFs): env {@code PCI_RESOURCE_…} with the requested BDFs;
  * {@code /dev/vfio/vfio}, each group node, and with iommufd {@code /dev/iommu} plus the {@code vfioN} cdev of

@@ -6,7 +6,7 @@ import java.util.regex.Pattern;
 /**
  * NVML's PCI bus ids as core {@link PciAddress}es. NVML prints {@code %08X:%02X:%02X.0} (uppercase, eight
  * domain digits, e.g. {@code 00000000:41:00.0}) and the legacy {@code %04X:%02X:%02X.0}; sysfs prints
- * {@code 0000:41:00.0}. Compare addresses, never the strings (docs/DOMAIN.md trap 23).
+ * {@code 0000:41:00.0}. Compare addresses, never the strings (docs/HOST-FACTS.md trap 23).
  */
 final class NvmlBusIds {
 

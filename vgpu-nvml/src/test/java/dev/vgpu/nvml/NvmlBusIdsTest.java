@@ -9,7 +9,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.NullAndEmptySource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** NVML bus ids become the sysfs addresses that the rest of the project compares (docs/DOMAIN.md trap 23). */
+/** NVML bus ids become the sysfs addresses that the rest of the project compares (docs/HOST-FACTS.md trap 23). */
 class NvmlBusIdsTest {
 
     @ParameterizedTest(name = "{0} -> {1}")

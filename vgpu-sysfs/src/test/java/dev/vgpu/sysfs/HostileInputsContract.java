@@ -18,7 +18,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** docs/DOMAIN.md §8 traps 1-12 and other hostile trees: every bad device is a skip or ignored, never a crash. */
+/** docs/HOST-FACTS.md §8 traps 1-12 and other hostile trees: every bad device is a skip or ignored, never a crash. */
 @Tag("reliability")
 abstract class HostileInputsContract extends SourceTestBase {
 
