@@ -1,5 +1,6 @@
 package dev.vgpu.sysfs;
 
+import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.ScanScope;
 import java.io.IOException;
@@ -73,9 +74,13 @@ record SharedRead<T>(T value, IOException failure) {
     /** Failures kept in a scan scope: the same kinds as the JDK's, without a stack trace. */
     interface Quiet {
 
-        /** A copy of {@code e} of the same kind, or a plain {@link IOException} with its message. */
+        /**
+         * A copy of {@code e} of the same kind, or a plain {@link IOException} with its message; {@code e} itself
+         * when it has no stack trace to drop (ours, and {@link AttributeFiles.NotRegularFileException}, whose
+         * callers catch it by its type).
+         */
         static IOException copy(IOException e) {
-            if (e instanceof Quiet) {
+            if (e instanceof Quiet || e instanceof AttributeFiles.NotRegularFileException) {
                 return e;
             }
             if (e instanceof java.nio.file.FileSystemException f) {

@@ -321,7 +321,11 @@ public final class AttributeFiles {
         }
     }
 
-    /** An attribute path that resolves to something other than a regular file, which is never opened. */
+    /**
+     * An attribute path that resolves to something other than a regular file, which is never opened. It carries no
+     * stack trace: it describes the host's file, not a fault of the code that read it, and a scan may keep one per
+     * device until it ends.
+     */
     public static final class NotRegularFileException extends FileSystemException {
 
         private static final long serialVersionUID = 1L;
@@ -332,6 +336,11 @@ public final class AttributeFiles {
          */
         public NotRegularFileException(Path file, String kind) {
             super(file.toString(), null, "is " + kind + ", not a regular file");
+        }
+
+        @Override
+        public synchronized Throwable fillInStackTrace() {
+            return this;
         }
     }
 }
