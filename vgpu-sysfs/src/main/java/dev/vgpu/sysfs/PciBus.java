@@ -29,7 +29,8 @@ final class PciBus {
     /**
      * The one failure of every function whose bus link dangles or whose directory vanished. Its text names no file
      * (the callers name the function), so one stackless copy serves them all: a scan keeps a failure per entry, and
-     * 100,000 dangling entries each keeping their own path text did not fit the manifest's heap.
+     * 100,000 dangling entries each keeping their own path text did not fit the manifest's heap. Shared, so nobody
+     * may modify it (no {@code addSuppressed}): the sources catch it where they ask for the driver.
      */
     private static final NoSuchFileException VANISHED = new SharedRead.NoSuchFile(null, null,
             "the function vanished or its bus link dangles");
