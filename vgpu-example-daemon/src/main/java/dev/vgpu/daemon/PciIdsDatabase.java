@@ -54,7 +54,7 @@ record PciIdsDatabase(PciIds names, String description) {
         }
     }
 
-    /** The {@code Version:} of the bundled section, e.g. {@code 2025.06.09}. */
+    /** The {@code Version:} of the bundled section, e.g. {@code 2025.07.11 + 2026.08.22}. */
     static String bundledVersion() {
         try (InputStream in = open()) {
             return version(in).orElseThrow(() -> new IllegalStateException("the bundled " + BUNDLED

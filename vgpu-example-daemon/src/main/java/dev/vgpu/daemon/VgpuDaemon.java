@@ -107,7 +107,8 @@ public final class VgpuDaemon implements Runnable {
             return new String[] {
                 "vgpu-daemon " + (v == null ? "(development build)" : v),
                 "pci.ids: bundled NVIDIA section version " + PciIdsDatabase.bundledVersion()
-                        + " (used when --pci-ids is not given and no system pci.ids is found)",
+                        + " (the upstream plugin's names, plus the ids only the newer database knows; used when"
+                        + " --pci-ids is not given and no system pci.ids is found)",
                 "Java runtime: " + System.getProperty("java.runtime.version") + " ("
                         + System.getProperty("java.vendor") + ", " + System.getProperty("java.vm.name") + ")",
             };

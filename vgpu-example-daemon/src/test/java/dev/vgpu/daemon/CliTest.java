@@ -262,7 +262,7 @@ class CliTest {
     @Test
     void withoutPciIdsAndWithoutASystemFileTheBundledNvidiaSectionNamesPassthroughGpus() {
         PciIdsDatabase none = PciIdsDatabase.firstOrBundled(List.of(tmp.resolve("a"), tmp.resolve("b")));
-        assertThat(none.description()).isEqualTo("bundled NVIDIA section, version 2025.06.09");
+        assertThat(none.description()).isEqualTo("bundled NVIDIA section, version 2025.07.11 + 2026.08.22");
         assertThat(none.names().deviceName("10de", "2335")).contains("GH100 [H200 SXM 141GB]");
         assertThat(none.names().deviceName("10de", "26b9")).contains("AD102GL [L40S]");
         assertThat(none.names().deviceName("8086", "1572")).as("only NVIDIA is bundled").isEmpty();
@@ -283,7 +283,7 @@ class CliTest {
         Result r = run("--version");
         assertThat(r.code()).isZero();
         assertThat(r.out()).contains("vgpu-daemon (development build)",
-                "pci.ids: bundled NVIDIA section version 2025.06.09",
+                "pci.ids: bundled NVIDIA section version 2025.07.11 + 2026.08.22",
                 "Java runtime: " + System.getProperty("java.runtime.version"));
     }
 
