@@ -27,7 +27,7 @@ final class Samples {
     static final String H200_SRIOV = "h200-sriov";
     /** An A10 host with mdev vGPUs (pre-Ada). */
     static final String A10_MDEV = "a10-mdev";
-    /** Whole GPUs on vfio-pci next to other functions, with iommufd and EGM. */
+    /** Whole GPUs on vfio-pci (one with its audio function in its group) next to other functions, iommufd, EGM. */
     static final String PASSTHROUGH = "passthrough";
 
     static final String CARD_A = "0000:1b:00.0";
@@ -124,6 +124,8 @@ final class Samples {
     }
 
     static void passthrough(SysfsTree t) {
+        // An H100 and its audio function in one IOMMU group, both on vfio-pci as a viable group needs: the GPU is
+        // the group's one device, the audio function is skipped naming it and goes to the VM with it.
         t.passthroughGpu("0000:41:00.0", 0x2331).iommuGroup(41).numa(0).vfioCdev("vfio3").create();
         t.function("0000:41:00.1", 0x10de, 0x22e8).driver("vfio-pci").iommuGroup(41).numa(0).vfioCdev("vfio4")
                 .pciClass(0x040300).create();

@@ -25,9 +25,11 @@ import org.slf4j.LoggerFactory;
  * <p>The device id is the mdev's UUID; the resource is its type's {@code mdev_type/name} with whitespace runs
  * turned into {@code _} ({@code GRID T4-1Q} → {@code nvidia.com/GRID_T4-1Q}); the parent GPU is the
  * second-to-last component of the entry's link text (on Ampere a VF); the NUMA node is the parent's; the IOMMU
- * group is the mdev's own. A host without {@code sys/bus/mdev} has no mdev devices; a host root without
- * {@code sys/bus}, or with {@code sys/bus/mdev} but no {@code devices} in it, is a failed scan (a bad mount keeps the
- * last scan's devices rather than withdrawing them).
+ * group is the mdev's own. An mdev is ours only when its parent's {@code vendor} is NVIDIA's ({@code 0x10de}):
+ * others (Intel GVT-g's {@code i915-GVTg_V5_4}, ...) are ignored, not skipped, and a parent whose vendor cannot be
+ * read is a skip (docs/HOST-FACTS.md §1e). A host without {@code sys/bus/mdev} has no mdev devices; a host root
+ * without {@code sys/bus}, or with {@code sys/bus/mdev} but no {@code devices} in it, is a failed scan (a bad mount
+ * keeps the last scan's devices rather than withdrawing them).
  * <pre>{@code
  * Discovery found = new MdevSource().discover(Host.of(Path.of("/")));
  * }</pre>
@@ -102,13 +104,19 @@ public final class MdevSource implements DeviceSource {
         try {
             parent = parentOf(Files.readSymbolicLink(mdev));
             what += " on " + parent;
+            Path parentDir = host.path(PciBus.PCI_DEVICES).resolve(parent);
+            String vendor = PciBus.vendor(host, parentDir);
+            if (!vendor.equals(PciBus.NVIDIA_VENDOR)) {
+                scan.ignore(uuid, "its parent " + parent + " has vendor " + vendor + ", not NVIDIA (e.g. Intel GVT-g)");
+                return;
+            }
             typeId = SysfsFiles.linkName(mdev.resolve("mdev_type"));
             what += " of type " + typeId;
             typeName = SysfsFiles.readStripped(mdev, "mdev_type/name", host.scanScope());
             group = SysfsFiles.iommuGroup(mdev);
             numa = parentNuma.get(parent);
             if (numa == null) {
-                numa = SysfsFiles.numaNode(host.path(PciBus.PCI_DEVICES).resolve(parent), host.scanScope());
+                numa = SysfsFiles.numaNode(parentDir, host.scanScope());
                 parentNuma.put(parent, numa);
             }
         } catch (NotLinkException e) {

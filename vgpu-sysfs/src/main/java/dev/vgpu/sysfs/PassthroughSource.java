@@ -18,18 +18,32 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Whole NVIDIA GPUs (and their other functions) bound to a VFIO driver, for PCI passthrough.
+ * Whole NVIDIA GPUs bound to a VFIO driver, for PCI passthrough, one device per IOMMU group.
  *
- * <p>Walks {@code sys/bus/pci/devices}; advertises each function with vendor {@code 0x10de} whose
- * {@code driver} link names {@code vfio-pci} or {@code nvgrace_gpu_vfio_pci}, under the resource named from
- * pci.ids for its device id ({@code nvidia.com/GH100_H200_SXM_141GB}, or {@code nvidia.com/2335} without a
- * name). The IOMMU group (from the {@code iommu_group} link) is required; the NUMA node is kept when
- * non-negative, the VFIO cdev when {@code vfio-dev/} has one. Functions bound to {@code nvidia}, another
- * driver, or none are not passthrough devices and are ignored.
+ * <p>Walks {@code sys/bus/pci/devices}; considers each function with vendor {@code 0x10de} whose {@code driver}
+ * link names {@code vfio-pci} or {@code nvgrace_gpu_vfio_pci}, and advertises it under the resource named from
+ * pci.ids for its device id ({@code nvidia.com/GH100_H200_SXM_141GB}, or {@code nvidia.com/2335} without a name)
+ * when its IOMMU group allows (docs/HOST-FACTS.md §1d):
+ * <ul>
+ *   <li>the group is viable: every function it lists in {@code sys/kernel/iommu_groups/<N>/devices}, PCI bridges
+ *       (class {@code 0x0604xx}) aside, is on a VFIO driver; otherwise each NVIDIA VFIO function of it is skipped
+ *       with a reason naming the function outside VFIO and its driver;</li>
+ *   <li>it is the group's one advertised function: the display-class ({@code 0x03xxxx}) NVIDIA function with the
+ *       lowest BDF, else the lowest-BDF NVIDIA function; the others (audio, USB, a second GPU) are skipped naming
+ *       it, and Allocate of the advertised one hands the VM the whole group.</li>
+ * </ul>
+ * A group whose member list is missing or unreadable, or whose members or {@code class} files cannot be read where
+ * the answer depends on them, advertises nothing (each NVIDIA VFIO function is skipped with the reason): QEMU
+ * refuses a group that is not viable, so a device advertised on a guess could lose the VM it is given, while the
+ * skip shows in {@code discover} and the log, and the kernel always writes these files. An SR-IOV virtual function
+ * ({@code physfn} link) on a VFIO driver is no whole GPU and is skipped. The IOMMU group (from the
+ * {@code iommu_group} link) is required; the NUMA node is kept when non-negative, the VFIO cdev when
+ * {@code vfio-dev/} has one. Functions bound to {@code nvidia}, another driver, or none are not passthrough devices
+ * and are ignored.
  * <pre>{@code
  * Discovery found = new PassthroughSource().discover(Host.of(Path.of("/")).withPciIds(names));
  * }</pre>
- * Stateless and thread-safe.
+ * Stateless and thread-safe: a scan's state lives in its {@code discover} call.
  */
 public final class PassthroughSource implements DeviceSource {
 
@@ -37,7 +51,8 @@ public final class PassthroughSource implements DeviceSource {
     public static final String NAME = "passthrough";
 
     private static final Logger LOG = LoggerFactory.getLogger(PassthroughSource.class);
-    private static final Set<String> VFIO_DRIVERS = Set.of("vfio-pci", "nvgrace_gpu_vfio_pci");
+    /** The drivers that hand a function to a VM. */
+    static final Set<String> VFIO_DRIVERS = Set.of("vfio-pci", "nvgrace_gpu_vfio_pci");
     private static final IdentityCheck IDENTITY = new IdentityCheck("pci", "PCI device");
 
     /** Creates the source; {@link java.util.ServiceLoader} does this. */
@@ -65,8 +80,9 @@ public final class PassthroughSource implements DeviceSource {
     @Override
     public Discovery discover(Host host) throws IOException {
         Scan scan = new Scan(NAME, LOG);
+        IommuGroups groups = null;
         for (PciBus.Entry entry : PciBus.listPci(host)) {
-            inspect(host, entry.dir(), entry.name(), scan);
+            groups = inspect(host, entry.dir(), entry.name(), scan, groups);
         }
         return scan.done();
     }
@@ -85,26 +101,33 @@ public final class PassthroughSource implements DeviceSource {
                 + SysfsFiles.hexId(dir, "device", host.scanScope()), null, null);
     }
 
-    private static void inspect(Host host, Path dir, String bdf, Scan scan) {
+    /**
+     * Advertises or skips one bus entry.
+     *
+     * @param groups the scan's group verdicts so far; null until the first NVIDIA function on VFIO needs one
+     * @return {@code groups}, made here when this function needed it first
+     */
+    private static IommuGroups inspect(Host host, Path dir, String bdf, Scan scan, IommuGroups groups) {
         String driver;
         try {
             driver = PciBus.driver(host, dir);
         } catch (NoSuchFileException e) {
             scan.skipQuietly(bdf, bdf + ": " + SysfsFiles.describe(e));
-            return;
+            return groups;
         } catch (IOException e) {
             scan.skip(bdf, bdf + ": cannot read its driver link: " + SysfsFiles.describe(e));
-            return;
+            return groups;
         }
         if (driver == null || !VFIO_DRIVERS.contains(driver)) {
-            return;
+            return groups;
         }
         String what = bdf + " (bound to " + driver + ")";
         if (!SysfsFiles.isPciAddress(bdf)) {
             scan.skip(bdf, what + ": the bus entry is not a PCI address");
-            return;
+            return groups;
         }
         String vendor;
+        String physfn;
         String device;
         String group;
         OptionalInt numa;
@@ -112,29 +135,64 @@ public final class PassthroughSource implements DeviceSource {
             vendor = PciBus.vendor(host, dir);
             if (!vendor.equals(PciBus.NVIDIA_VENDOR)) {
                 scan.ignore(bdf, "vendor " + vendor + " is not NVIDIA");
-                return;
+                return groups;
             }
             if (!PciBus.driverPresent(dir)) {
                 scan.ignore(bdf, "its driver link dangles, so it is not bound");
-                return;
+                return groups;
+            }
+            physfn = physfn(dir);
+            if (physfn != null) {
+                scan.skip(bdf, what + ": an SR-IOV virtual function (physfn → " + physfn + ") bound to " + driver
+                        + " is not a whole GPU; vGPUs on VFs are advertised with the VF left on the nvidia driver");
+                return groups;
             }
             device = SysfsFiles.hexId(dir, "device", host.scanScope());
             group = SysfsFiles.iommuGroup(dir);
             numa = SysfsFiles.numaNode(dir, host.scanScope());
         } catch (IOException e) {
             scan.failed(bdf, what, dir, e);
-            return;
+            return groups;
+        }
+        if (groups == null) {
+            groups = new IommuGroups(host);
+        }
+        IommuGroups.Verdict verdict = groups.of(group);
+        if (!verdict.members().isEmpty() && !verdict.members().contains(bdf)) {
+            scan.skip(bdf, what + ": its iommu_group link names IOMMU group " + group
+                    + ", but the group does not list it");
+            return groups;
+        }
+        if (verdict.advertised() == null) {
+            scan.skip(bdf, what + ": " + verdict.why());
+            return groups;
+        }
+        if (!verdict.advertised().equals(bdf)) {
+            // An audio or USB sibling of a GPU: the normal case, nothing to fix, so DEBUG rather than WARN.
+            scan.skipQuietly(bdf, what + ": IOMMU group " + group + " is advertised as " + verdict.advertised()
+                    + " (one device per group; the VM that gets it gets the whole group)");
+            return groups;
         }
         Optional<String> cdev = SysfsFiles.vfioCdev(dir);
         Optional<String> pciName = host.pciIds().deviceName(PciBus.NVIDIA_VENDOR, device);
         Optional<ResourceName> name = ResourceName.forPciDeviceName(pciName.orElse(null), device);
         if (name.isEmpty()) {
             scan.skip(bdf, what + ": device id " + device + " gives no valid resource name");
-            return;
+            return groups;
         }
         scan.add(Device.builder(bdf, name.get(), NAME, Attachment.VFIO_PCI)
                 .iommuGroup(group).numaNode(numa).vfioCdev(cdev.orElse(null))
                 .identity(IDENTITY.identity(vendor + ":" + device)).build(),
                 pciName.map(CardCatalogs::collapseWhitespace).orElse(device));
+        return groups;
+    }
+
+    /** The last component of the {@code physfn} link, which only an SR-IOV virtual function has; null without one. */
+    private static String physfn(Path dir) throws IOException {
+        try {
+            return SysfsFiles.printable(SysfsFiles.linkName(SysfsFiles.PHYSFN.of(dir)));
+        } catch (NoSuchFileException e) {
+            return null;
+        }
     }
 }

@@ -143,7 +143,8 @@ final class SysfsFiles {
                 : text.substring(2).toLowerCase(java.util.Locale.ROOT);
     }
 
-    private static boolean isHex(String text, int from) {
+    /** True when every character from {@code from} on is an ASCII hex digit. */
+    static boolean isHex(String text, int from) {
         for (int i = from; i < text.length(); i++) {
             if (!isAsciiHex(text.charAt(i))) {
                 return false;

@@ -131,7 +131,8 @@ abstract class HostileInputsContract extends SourceTestBase {
     @Test
     void linksAreReadByTheirLastComponentWithoutFollowing() {
         oneGpu();
-        tree.symlink("sys/bus/pci/devices/" + GPU + "/iommu_group", "../../somewhere/else/77");
+        tree.symlink("sys/bus/pci/devices/" + GPU + "/iommu_group", "../../somewhere/else/77")
+                .symlink("sys/kernel/iommu_groups/77/devices/" + GPU, "../../../../bus/pci/devices/" + GPU);
 
         assertThat(scan(PASSTHROUGH).devices().get(0).iommuGroup()).contains("77");
     }

@@ -22,7 +22,7 @@ import java.util.TreeMap;
  * <pre>{@code
  * SysfsTree t = SysfsTree.at(tempDir);                       // or Jimfs.newFileSystem(Configuration.unix()).getPath("/")
  * t.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).vfioCdev("vfio3").create();
- * t.function("0000:41:00.1", 0x10de, 0x22e8).driver("snd_hda_intel").iommuGroup(41).create();
+ * t.function("0000:41:00.1", 0x10de, 0x22e8).pciClass(0x040300).driver("vfio-pci").iommuGroup(41).create();
  * t.sriovCard("0000:1b:00.0", 0x2335).numa(0).virtualFunctions(4, 100)
  *         .catalog(Map.of(1428L, "NVIDIA H200X-141C")).create();  // VFs 0000:1b:00.4 .. 0000:1b:00.7
  * t.configureVf("0000:1b:00.4", 1428);

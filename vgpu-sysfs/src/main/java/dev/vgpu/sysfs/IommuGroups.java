@@ -1,0 +1,190 @@
+package dev.vgpu.sysfs;
+
+import dev.vgpu.core.PciAddress;
+import dev.vgpu.core.spi.Host;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Which function of an IOMMU group the passthrough source may advertise (docs/HOST-FACTS.md §1d): none when the
+ * group is not viable (a function other than a PCI bridge is outside VFIO), else its display-class NVIDIA function
+ * with the lowest BDF, else its lowest-BDF NVIDIA function; SR-IOV virtual functions never count.
+ *
+ * <p>One per scan of the passthrough source, which asks for each NVIDIA function on a VFIO driver; each group's
+ * members are listed and judged once, on the first question. Drivers and vendors come from the reads the scan
+ * scope shares with the bus walk ({@link PciBus}); only {@code class} files are read here, and only where the
+ * answer depends on them. A member list that is missing or unreadable, a member that vanished or is no PCI
+ * function, or a {@code class} that cannot be read where it matters makes the group advertise nothing, with the
+ * reason: the kernel makes every one of them, so the tree is not one to guess from, and a device advertised from a
+ * group QEMU refuses loses the VM that gets it. Confined to the thread running {@code discover}.
+ */
+final class IommuGroups {
+
+    static final String IOMMU_GROUPS = "sys/kernel/iommu_groups";
+    /** The class of a PCI-to-PCI bridge, the upper 16 bits of {@code 0x0604xx}. */
+    private static final int PCI_BRIDGE = 0x0604;
+    /** The base class of display controllers, the upper 8 bits of {@code 0x03xxxx} (VGA, 3D, ...). */
+    private static final int DISPLAY = 0x03;
+
+    private final Host host;
+    private final Path bus;
+    private final Path groups;
+    private final Map<String, Verdict> verdicts = new HashMap<>();
+
+    IommuGroups(Host host) {
+        this.host = host;
+        this.bus = host.path(PciBus.PCI_DEVICES);
+        this.groups = host.path(IOMMU_GROUPS);
+    }
+
+    /**
+     * What a group allows.
+     *
+     * @param members    the functions the group lists, in BDF order; empty when it lists none or could not be listed
+     * @param advertised the one function to advertise; null when none may be
+     * @param why        why none may be (null when one may), a clause naming the group
+     */
+    record Verdict(List<String> members, String advertised, String why) {
+
+        static Verdict none(String why) {
+            return new Verdict(List.of(), null, why);
+        }
+    }
+
+    /** The verdict on group {@code group} (a decimal number), judged on the first call for it. */
+    Verdict of(String group) {
+        Verdict verdict = verdicts.get(group);
+        if (verdict == null) {
+            verdict = judge(group);
+            verdicts.put(group, verdict);
+        }
+        return verdict;
+    }
+
+    private Verdict judge(String group) {
+        String named = "IOMMU group " + group;
+        List<PciAddress> addresses = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(groups.resolve(group).resolve("devices"))) {
+            for (Path entry : entries) {
+                String name = entry.getFileName().toString();
+                if (!SysfsFiles.isPciAddress(name)) {
+                    return Verdict.none(named + " cannot be handed to a VM: it lists \""
+                            + SysfsFiles.printable(name) + "\", which is not a PCI function");
+                }
+                addresses.add(PciAddress.parse(name));
+            }
+        } catch (NoSuchFileException e) {
+            return Verdict.none(named + " cannot be shown to be viable: " + IOMMU_GROUPS + "/" + group
+                    + "/devices is missing");
+        } catch (IOException e) {
+            return Verdict.none(named + " cannot be shown to be viable: its member list cannot be read ("
+                    + SysfsFiles.describe(e) + ")");
+        }
+        if (addresses.isEmpty()) {
+            return Verdict.none(named + " cannot be shown to be viable: it lists no functions");
+        }
+        addresses.sort(null);
+        List<String> members = new ArrayList<>(addresses.size());
+        for (PciAddress address : addresses) {
+            members.add(address.toString());
+        }
+        members = List.copyOf(members);
+        List<Path> candidates = new ArrayList<>(2);
+        for (String member : members) {
+            String spoils;
+            try {
+                spoils = judgeMember(member, bus.resolve(member), candidates);
+            } catch (NoSuchFileException e) {
+                spoils = "cannot be shown to be viable: " + member + " in it vanished or its bus link dangles";
+            } catch (IOException e) {
+                spoils = "cannot be shown to be viable: " + member + " in it cannot be read ("
+                        + SysfsFiles.describe(e) + ")";
+            }
+            if (spoils != null) {
+                return new Verdict(members, null, named + " " + spoils + " (QEMU refuses a group unless every"
+                        + " function in it but its PCI bridges is on a VFIO driver)");
+            }
+        }
+        return choose(named, members, candidates);
+    }
+
+    /**
+     * Checks one member, adding it to {@code candidates} when it is an NVIDIA function on VFIO that is no VF.
+     *
+     * @return what keeps the group from being viable, a clause after the group's name; null when this member is fine
+     */
+    private String judgeMember(String member, Path dir, List<Path> candidates) throws IOException {
+        String driver = PciBus.driver(host, dir);
+        boolean bound = driver != null && PciBus.driverPresent(dir);
+        if (bound && PassthroughSource.VFIO_DRIVERS.contains(driver)) {
+            if (isNvidia(dir) && !Files.exists(SysfsFiles.PHYSFN.of(dir), LinkOption.NOFOLLOW_LINKS)) {
+                candidates.add(dir);
+            }
+            return null;
+        }
+        int classCode;
+        try {
+            classCode = pciClass(dir);
+        } catch (IOException e) {
+            return "cannot be shown to be viable: " + member + (bound ? " (bound to " + driver + ")" : " (no driver)")
+                    + " may be no PCI bridge, as its " + SysfsFiles.describe(e);
+        }
+        if (classCode >> 8 == PCI_BRIDGE) {
+            return null;
+        }
+        return "is not viable: " + member + (bound ? " is bound to " + driver + ", not to a VFIO driver"
+                : " has no driver");
+    }
+
+    /**
+     * Whether a member on VFIO is NVIDIA's. One whose vendor cannot be read is not: it keeps the group viable (it is on
+     * VFIO), and the passthrough source skips it for its vendor, so it could never be the advertised one.
+     */
+    private boolean isNvidia(Path dir) {
+        try {
+            return PciBus.vendor(host, dir).equals(PciBus.NVIDIA_VENDOR);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** The display-class candidate with the lowest BDF, else the lowest-BDF candidate. */
+    private Verdict choose(String named, List<String> members, List<Path> candidates) {
+        if (candidates.isEmpty()) {
+            return new Verdict(members, null, named + " has no NVIDIA function on a VFIO driver to advertise");
+        }
+        if (candidates.size() > 1) {
+            for (Path candidate : candidates) {
+                int classCode;
+                try {
+                    classCode = pciClass(candidate);
+                } catch (IOException e) {
+                    return new Verdict(members, null, "cannot tell which function of " + named + " to advertise: "
+                            + candidate.getFileName() + "'s " + SysfsFiles.describe(e));
+                }
+                if (classCode >> 16 == DISPLAY) {
+                    return new Verdict(members, candidate.getFileName().toString(), null);
+                }
+            }
+        }
+        return new Verdict(members, candidates.get(0).getFileName().toString(), null);
+    }
+
+    /** A function's 24-bit class code from {@code class}: {@code 0x} and six hex digits ({@code 0x030200}). */
+    private int pciClass(Path dir) throws IOException {
+        String text = SysfsFiles.readStripped(dir, "class", host.scanScope());
+        if (text.length() != 8 || text.charAt(0) != '0' || (text.charAt(1) != 'x' && text.charAt(1) != 'X')
+                || !SysfsFiles.isHex(text, 2)) {
+            throw new IOException("class is not 0x and six hex digits: \"" + SysfsFiles.printable(text) + "\"");
+        }
+        return Integer.parseInt(text, 2, 8, 16);
+    }
+}
