@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Device names from the pci.ids database, kept only for the vendors asked for.
  *
- * <p>The file is read line by line, at most once, as UTF-8; lines of other vendors and subsystems are skipped
+ * <p>The file is read line by line, at most once, as UTF-8, in lines of at most {@value #MAX_LINE} characters (a
+ * longer line is skipped with a WARN naming the file and line, never held whole); lines of other vendors and subsystems are skipped
  * without being kept, and reading stops after the last vendor asked for or at the class section, so a
  * 1.5 MB database costs at most one pass and a few kilobytes of memory. Matching follows the file's layout
  * as upstream reads it: a vendor line starts with four hex digits; its device lines start with one tab and
@@ -38,6 +39,8 @@ public final class PciIds {
 
     private static final Logger LOG = LoggerFactory.getLogger(PciIds.class);
     private static final PciIds EMPTY = new PciIds(Map.of(), Optional.empty());
+    /** The longest line read; longer ones are skipped with a WARN. */
+    static final int MAX_LINE = 4096;
 
     /** vendor id (lowercase hex) → device id (lowercase hex) → name. */
     private final Map<String, Map<String, String>> names;
@@ -61,7 +64,7 @@ public final class PciIds {
         // UTF-8 as the file is written; malformed bytes become U+FFFD instead of failing the whole read
         try (BufferedReader reader = new BufferedReader(
                 new InputStreamReader(Files.newInputStream(file), StandardCharsets.UTF_8))) {
-            return new PciIds(parseNames(reader, vendors), Optional.of(file));
+            return new PciIds(parseNames(reader, vendors, file.toString()), Optional.of(file));
         } catch (NoSuchFileException e) {
             return EMPTY;
         } catch (IOException e) {
@@ -83,16 +86,17 @@ public final class PciIds {
     /** Parses pci.ids text, keeping device names of the vendors asked for. */
     public static PciIds parse(Reader text, Set<String> vendors) throws IOException {
         BufferedReader reader = text instanceof BufferedReader b ? b : new BufferedReader(text);
-        return new PciIds(parseNames(reader, vendors), Optional.empty());
+        return new PciIds(parseNames(reader, vendors, "pci.ids text"), Optional.empty());
     }
 
-    private static Map<String, Map<String, String>> parseNames(BufferedReader reader, Set<String> vendors)
-            throws IOException {
+    private static Map<String, Map<String, String>> parseNames(BufferedReader reader, Set<String> vendors,
+                                                               String origin) throws IOException {
         Set<String> wanted = vendors.stream().map(v -> v.toLowerCase(Locale.ROOT)).collect(Collectors.toSet());
         Map<String, Map<String, String>> result = new HashMap<>();
         Map<String, String> current = null;
+        BoundedLines lines = new BoundedLines(reader, origin);
         String line;
-        while ((line = reader.readLine()) != null) {
+        while ((line = lines.next()) != null) {
             if (!line.isEmpty() && line.charAt(0) == '#') {
                 continue;
             }
@@ -122,6 +126,70 @@ public final class PciIds {
         }
         result.replaceAll((vendor, devices) -> Map.copyOf(devices));
         return Map.copyOf(result);
+    }
+
+    /**
+     * Lines of at most {@value #MAX_LINE} characters: a longer one (no real pci.ids has lines over ~200) is skipped
+     * with a WARN naming the origin and line number, without ever being held whole, so a hostile file cannot
+     * exhaust the heap. Confined to the parsing thread.
+     */
+    private static final class BoundedLines {
+        private final Reader in;
+        private final String origin;
+        private final char[] buffer = new char[8192];
+        private final StringBuilder line = new StringBuilder(128);
+        private int position;
+        private int limit;
+        private long number;
+
+        BoundedLines(Reader in, String origin) {
+            this.in = in;
+            this.origin = origin;
+        }
+
+        /** The next line without its terminator ({@code \n}, {@code \r\n} or {@code \r}), or null at the end. */
+        String next() throws IOException {
+            while (true) {
+                int c = read();
+                if (c < 0) {
+                    return null;
+                }
+                line.setLength(0);
+                boolean tooLong = false;
+                while (c >= 0 && c != '\n' && c != '\r') {
+                    if (line.length() < MAX_LINE) {
+                        line.append((char) c);
+                    } else {
+                        tooLong = true;
+                    }
+                    c = read();
+                }
+                if (c == '\r' && peek() == '\n') {
+                    position++;
+                }
+                number++;
+                if (!tooLong) {
+                    return line.toString();
+                }
+                LOG.warn("{}: line {} is longer than {} characters, skipping it", origin, number, MAX_LINE);
+            }
+        }
+
+        private int read() throws IOException {
+            int c = peek();
+            if (c >= 0) {
+                position++;
+            }
+            return c;
+        }
+
+        private int peek() throws IOException {
+            if (position == limit) {
+                position = 0;
+                limit = Math.max(in.read(buffer, 0, buffer.length), 0);
+            }
+            return position < limit ? buffer[position] : -1;
+        }
     }
 
     private static boolean isHex4(String line, int from) {

@@ -4,8 +4,11 @@ package dev.vgpu.core;
  * Text from outside (a client's device id, a file's content, a link's text) made safe for one log line or one
  * gRPC status description: nothing in it can start a new line, move the cursor or grow the line without bound.
  *
- * <p>Control characters (C0, DEL, C1), the Unicode line and paragraph separators and unpaired surrogates are
- * written as escapes ({@code \n}, {@code \r}, {@code \t}, otherwise {@code \}{@code uXXXX}), a backslash as
+ * <p>Control characters (C0, DEL, C1), the Unicode line and paragraph separators, format characters (category Cf:
+ * the bidirectional overrides and isolates such as U+202E and U+2066 that make a terminal show a line in another
+ * order than it was written, zero-width characters, the byte-order mark) and unpaired surrogates are written as
+ * escapes ({@code \n}, {@code \r}, {@code \t}, otherwise {@code \}{@code uXXXX}, or {@code \}{@code UXXXXXXXX}
+ * for a format character beyond the BMP), a backslash as
  * {@code \\}, so an escaped text is never mistaken for what it stands for. The result holds at most
  * {@value #DEFAULT_LIMIT} characters of the input (or the limit given), then {@code …}; a surrogate pair is never
  * cut. Everything that puts an outside string in a message uses this one helper.
@@ -48,7 +51,12 @@ public final class Printable {
             char c = text.charAt(i);
             if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))
                     && i + 1 < end) {
-                out.append(c).append(text.charAt(++i));
+                int codePoint = Character.toCodePoint(c, text.charAt(++i));
+                if (Character.getType(codePoint) == Character.FORMAT) {
+                    out.append(String.format("\\U%08x", codePoint));
+                } else {
+                    out.appendCodePoint(codePoint);
+                }
             } else if (c == '\\') {
                 out.append("\\\\");
             } else if (c == '\n') {
@@ -58,7 +66,7 @@ public final class Printable {
             } else if (c == '\t') {
                 out.append("\\t");
             } else if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029'
-                    || Character.isSurrogate(c)) {
+                    || Character.isSurrogate(c) || Character.getType(c) == Character.FORMAT) {
                 out.append(String.format("\\u%04x", (int) c));
             } else {
                 out.append(c);

@@ -112,6 +112,20 @@ class PciIdsTest {
     }
 
     @Test
+    void aLineOverTheCapIsSkippedAndTheLinesAroundItStillCount() throws IOException {
+        String text = "10de  NVIDIA Corporation\r\n\t2335  before\r\n\t2336  " + "x".repeat(PciIds.MAX_LINE * 3)
+                + "\n\t26b9  after\r\t2331  " + "y".repeat(PciIds.MAX_LINE - 7) + "\n\t20b5  last";
+
+        PciIds ids = PciIds.parse(new StringReader(text), Set.of("10de"));
+
+        assertThat(ids.deviceName("10de", "2335")).contains("before");
+        assertThat(ids.deviceName("10de", "2336")).as("over the cap").isEmpty();
+        assertThat(ids.deviceName("10de", "26b9")).contains("after");
+        assertThat(ids.deviceName("10de", "2331")).as("exactly at the cap").contains("y".repeat(PciIds.MAX_LINE - 7));
+        assertThat(ids.deviceName("10de", "20b5")).as("a last line without a newline").contains("last");
+    }
+
+    @Test
     void onlyTheFirstBlockOfAVendorCounts() throws IOException {
         String text = "10de  NVIDIA\n\t2335  first\n10df  Other\n10de  NVIDIA again\n\t26b9  second block\n";
 

@@ -23,7 +23,13 @@ class PrintableTest {
                 arguments("esc\u001b[31m", "esc\\u001b[31m"),
                 arguments("del\u007f nel\u0085", "del\\u007f nel\\u0085"),
                 arguments("line\u2028para\u2029", "line\\u2028para\\u2029"),
-                arguments("GRID T4-1Q \u00fc \u20ac", "GRID T4-1Q \u00fc \u20ac"));
+                arguments("GRID T4-1Q \u00fc \u20ac", "GRID T4-1Q \u00fc \u20ac"),
+                // Bidirectional overrides and isolates would make a terminal show the line in another order.
+                arguments("0000:41:00.0\u202e0.00:14", "0000:41:00.0\\u202e0.00:14"),
+                arguments("a\u2066b\u2067c\u2068d\u2069e", "a\\u2066b\\u2067c\\u2068d\\u2069e"),
+                arguments("rtl\u200fmark\u200bzero\ufeffbom", "rtl\\u200fmark\\u200bzero\\ufeffbom"),
+                // A format character beyond the BMP (a language tag) is one escape, not two surrogate escapes.
+                arguments("tag\udb40\udc01", "tag\\U000e0001"));
     }
 
     @ParameterizedTest(name = "[{index}] escaped as {1}")
@@ -60,6 +66,7 @@ class PrintableTest {
         }
         String out = Printable.of(every.toString(), Integer.MAX_VALUE);
         assertThat(out).doesNotContain("\n", "\r", "\u0085", "\u2028", "\u2029", "\u000b", "\u000c");
-        assertThat(out.chars()).noneMatch(c -> c < 0x20 || (c >= 0x7f && c <= 0x9f));
+        assertThat(out.chars()).noneMatch(c -> c < 0x20 || (c >= 0x7f && c <= 0x9f)
+                || Character.getType(c) == Character.FORMAT);
     }
 }

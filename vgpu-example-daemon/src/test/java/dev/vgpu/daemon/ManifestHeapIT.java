@@ -51,6 +51,31 @@ class ManifestHeapIT {
     }
 
     @Test
+    void aFortyMegabyteLineInPciIdsIsSkippedNamingTheFileWithinTheManifestsHeap() throws Exception {
+        Path root = Files.createDirectories(tmp.resolve("host"));
+        SysfsTree.at(root).passthroughGpu("0000:41:00.0", 0x2331).iommuGroup(41).create();
+        Path pciIds = tmp.resolve("pci.ids");
+        try (var out = Files.newBufferedWriter(pciIds)) {
+            out.write("10de  NVIDIA Corporation\n\t2330  ");
+            char[] chunk = new char[1 << 20];
+            java.util.Arrays.fill(chunk, 'x');
+            for (int i = 0; i < 40; i++) {
+                out.write(chunk);
+            }
+            out.write("\n\t2331  GH100 [H100 PCIe]\n");
+        }
+        Path out = tmp.resolve("discover.out");
+        try (DaemonProcess discover = DaemonProcess.start(DaemonProcess.manifestJvmOptions(),
+                DaemonProcess.jar().toString(), out, "discover", "--format", "json", "--no-nvml", "--host-root",
+                root.toString(), "--pci-ids", pciIds.toString())) {
+            assertThat(discover.awaitExit(300)).as(discover.output()).isZero();
+            assertThat(discover.output()).doesNotContain("OutOfMemoryError")
+                    .contains(pciIds + ": line 2 is longer than 4096 characters, skipping it")
+                    .contains("\"resource\":\"nvidia.com/GH100_H100_PCIE\"");
+        }
+    }
+
+    @Test
     void anAllocateOfAHundredTwentyThousandContainersIsRefusedAndTheDaemonServesOn() throws Exception {
         Path root = Files.createDirectories(tmp.resolve("host"));
         Path dir = Files.createDirectories(tmp.resolve("device-plugins"));
