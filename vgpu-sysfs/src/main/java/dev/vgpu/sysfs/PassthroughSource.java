@@ -89,7 +89,10 @@ public final class PassthroughSource implements DeviceSource {
 
     /**
      * Re-reads the function's {@code vendor} and {@code device} ids and compares them with the ones it was
-     * discovered with (recorded as identity {@code pci:10de:2330}).
+     * discovered with (recorded as identity {@code pci:10de:2330}), then judges its IOMMU group again: a group that
+     * is no longer viable (a sibling rebound to {@code snd_hda_intel} since the scan), or that would now be
+     * advertised as another function, has changed too, since QEMU would refuse the group or the VM would share it
+     * (docs/HOST-FACTS.md §1d).
      */
     @Override
     public DeviceCheck recheck(Host host, Device device) {
@@ -97,8 +100,21 @@ public final class PassthroughSource implements DeviceSource {
             return DeviceCheck.same();
         }
         Path dir = host.path(PciBus.PCI_DEVICES).resolve(device.id());
-        return IDENTITY.check(device, dir, () -> SysfsFiles.hexId(dir, "vendor", host.scanScope()) + ":"
-                + SysfsFiles.hexId(dir, "device", host.scanScope()), null, null);
+        DeviceCheck identity = IDENTITY.check(device, dir, () -> SysfsFiles.hexId(dir, "vendor", host.scanScope())
+                + ":" + SysfsFiles.hexId(dir, "device", host.scanScope()), null, null);
+        if (!identity.unchanged() || device.iommuGroup().isEmpty()) {
+            return identity;
+        }
+        String group = device.iommuGroup().get();
+        IommuGroups.Verdict verdict = new IommuGroups(host).of(group);
+        if (verdict.advertised() == null) {
+            return DeviceCheck.changed("the device of viable IOMMU group " + group, "not: " + verdict.why());
+        }
+        if (!verdict.advertised().equals(device.id())) {
+            return DeviceCheck.changed("the device of IOMMU group " + group, "not: the group would be advertised as "
+                    + verdict.advertised());
+        }
+        return identity;
     }
 
     /**

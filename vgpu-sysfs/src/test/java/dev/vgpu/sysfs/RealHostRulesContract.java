@@ -3,6 +3,7 @@ package dev.vgpu.sysfs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vgpu.core.Device;
+import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.core.spi.Discovery;
 import java.util.List;
 import java.util.Map;
@@ -144,6 +145,24 @@ abstract class RealHostRulesContract extends SourceTestBase {
 
         assertThat(found.devices()).extracting(Device::id).containsExactly(GPU, "0000:c1:00.0");
         assertThat(skips(found)).containsOnlyKeys(AUDIO, USB, "0000:81:00.0");
+    }
+
+    @Test
+    void aRecheckSaysChangedWhileTheGroupIsNotViableOrWouldBeAdvertisedAsAnotherFunction() {
+        gpuWithSiblings("vfio-pci", "vfio-pci");
+        Device gpu = scan(PASSTHROUGH).devices().get(0);
+        assertThat(PASSTHROUGH.recheck(host(), gpu).unchanged()).isTrue();
+
+        tree.function(AUDIO, 0x10de, 0x22e8).pciClass(HD_AUDIO).driver("snd_hda_intel").iommuGroup(GROUP).create();
+        DeviceCheck spoiled = PASSTHROUGH.recheck(host(), gpu);
+        assertThat(spoiled.unchanged()).isFalse();
+        assertThat(spoiled.describe(GPU)).contains("viable IOMMU group 65", AUDIO, "snd_hda_intel");
+
+        tree.function(AUDIO, 0x10de, 0x22e8).pciClass(HD_AUDIO).driver("vfio-pci").iommuGroup(GROUP).create();
+        assertThat(PASSTHROUGH.recheck(host(), gpu).unchanged()).as("viable again").isTrue();
+
+        tree.passthroughGpu("0000:64:00.0", 0x2335).iommuGroup(GROUP).create();
+        assertThat(PASSTHROUGH.recheck(host(), gpu).describe(GPU)).contains("advertised as 0000:64:00.0");
     }
 
     // ---- bad input -----------------------------------------------------------------------------------------
