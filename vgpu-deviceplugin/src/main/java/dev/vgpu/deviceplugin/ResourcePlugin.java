@@ -96,6 +96,7 @@ final class ResourcePlugin {
             }
             state = State.RUNNING;
             transport = env.kubeletClient(); // shared by every plugin; the manager closes it
+            logNumaMix(AdvertisedDevices.none(), advertised());
             serveAndRegister();
         } finally {
             lifecycle.unlock();
@@ -111,7 +112,9 @@ final class ResourcePlugin {
             }
             // Under stateLock: a GPU-fault mark (queued on the scheduler) must not be lost between read and publish.
             synchronized (stateLock) {
+                AdvertisedDevices before = advertised;
                 publish(advertised.replace(next.devices(), env.files()::groupNodePresent, env.gpuFaulty()));
+                logNumaMix(before, advertised);
             }
         } finally {
             lifecycle.unlock();
@@ -254,6 +257,23 @@ final class ResourcePlugin {
     /** The number of open streams (for tests). */
     int openStreams() {
         return streams.open();
+    }
+
+    /**
+     * Logs when the resource starts or stops mixing devices with and without a NUMA node (only the device list
+     * decides that, so start and update call this, not health changes or streams).
+     */
+    private void logNumaMix(AdvertisedDevices before, AdvertisedDevices after) {
+        List<String> was = before.withoutNumaNodeWhenMixed();
+        List<String> now = after.withoutNumaNodeWhenMixed();
+        if (was.isEmpty() && !now.isEmpty()) {
+            LOG.warn("{}: no device carries NUMA topology, because {} of its {} devices have no NUMA node ({}); the "
+                    + "kubelet's topology manager would never count those", name, now.size(), after.devices().size(),
+                    RequestLimits.sample(now));
+        } else if (!was.isEmpty() && now.isEmpty()) {
+            LOG.info("{}: its devices no longer mix known and unknown NUMA nodes; {}", name,
+                    after.withholdsTopology() ? "no device has a NUMA node" : "each carries its NUMA node again");
+        }
     }
 
     private void publish(AdvertisedDevices next) {
