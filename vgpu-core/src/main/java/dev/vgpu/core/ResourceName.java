@@ -1,5 +1,9 @@
 package dev.vgpu.core;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.regex.Pattern;
@@ -25,11 +29,17 @@ public record ResourceName(String name) implements Comparable<ResourceName> {
     public static final String NAMESPACE = "nvidia.com";
     /** The maximum length of the name part of an extended resource. */
     public static final int MAX_LENGTH = 63;
+    /** The length of the shortest socket file name, {@code kubevirt-<8 hex digits>.sock}. */
+    public static final int SHORTEST_SOCKET_FILE_NAME_BYTES = 22;
 
     private static final Pattern VALID = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?");
     /** Go's (RE2's) {@code \s}: ASCII tab, newline, form feed, carriage return and space, not vertical tab. */
     private static final Pattern WHITESPACE_RUN = Pattern.compile("[\\t\\n\\f\\r ]+");
     private static final Pattern HEX_DEVICE_ID = Pattern.compile("[0-9a-fA-F]{4}");
+    private static final String SOCKET_PREFIX = "kubevirt-";
+    private static final String SOCKET_SUFFIX = ".sock";
+    private static final int SOCKET_HASH_DIGITS = 8;
+
 
     /** Rejects anything that is not already a valid, sanitized name. */
     public ResourceName {
@@ -137,9 +147,48 @@ public record ResourceName(String name) implements Comparable<ResourceName> {
         return prefix + "_" + fullName().toUpperCase(Locale.ROOT).replace('/', '_').replace('.', '_');
     }
 
-    /** The plugin's socket file name, {@code kubevirt-<name>.sock}. */
+    /**
+     * The plugin's socket file name in full, {@code kubevirt-<name>.sock}; where a socket path must stay short, use
+     * {@link #socketFileName(int)}, which gives this name whenever it fits.
+     */
     public String socketFileName() {
-        return "kubevirt-" + name + ".sock";
+        return SOCKET_PREFIX + name + SOCKET_SUFFIX;
+    }
+
+    /**
+     * The plugin's socket file name in at most {@code maxBytes} bytes (docs/HOST-FACTS.md §2.4):
+     * {@code kubevirt-<name>.sock} when it fits; otherwise {@code kubevirt-<cut>-<hash>.sock}, where
+     * {@code <hash>} is the first 8 hex digits of the SHA-256 of {@link #fullName()} (so two long names that share
+     * a beginning still get two files) and {@code <cut>} is the longest beginning of the name that fits, with
+     * trailing {@code .}, {@code -} and {@code _} removed; {@code kubevirt-<hash>.sock} when no character of the
+     * name fits. Names are ASCII, so each character is one byte. The kubelet's directory
+     * {@code /var/lib/kubelet/device-plugins/} leaves 75 of a socket path's 107 bytes:
+     * <pre>{@code
+     * new ResourceName("NVIDIA_L40S-1Q").socketFileName(75)  // kubevirt-NVIDIA_L40S-1Q.sock
+     * new ResourceName("NVIDIA_H200X-1-18C_WITH_A_PROFILE_NAME_THAT_IS_SIXTY-TWO_CHARS").socketFileName(75)
+     *     // kubevirt-NVIDIA_H200X-1-18C_WITH_A_PROFILE_NAME_THAT_IS_SIXTY-a64c4e76.sock (75 bytes)
+     * }</pre>
+     *
+     * @param maxBytes what the socket's directory leaves of a socket path
+     * @return the file name, empty when even {@code kubevirt-<hash>.sock}
+     *         ({@value #SHORTEST_SOCKET_FILE_NAME_BYTES} bytes) is longer than {@code maxBytes}
+     */
+    public Optional<String> socketFileName(int maxBytes) {
+        String full = socketFileName();
+        if (full.length() <= maxBytes) {
+            return Optional.of(full);
+        }
+        if (maxBytes < SHORTEST_SOCKET_FILE_NAME_BYTES) {
+            return Optional.empty();
+        }
+        String hash = sha256Hex(fullName()).substring(0, SOCKET_HASH_DIGITS);
+        // What is left for "<cut>-" once prefix, hash and suffix are counted; the cut is shorter than the name here.
+        int cut = maxBytes - SHORTEST_SOCKET_FILE_NAME_BYTES - 1;
+        while (cut > 0 && !isAsciiAlphanumeric(name.charAt(cut - 1))) {
+            cut--;
+        }
+        return Optional.of(cut > 0 ? SOCKET_PREFIX + name.substring(0, cut) + "-" + hash + SOCKET_SUFFIX
+                : SOCKET_PREFIX + hash + SOCKET_SUFFIX);
     }
 
     @Override
@@ -150,6 +199,15 @@ public record ResourceName(String name) implements Comparable<ResourceName> {
     @Override
     public String toString() {
         return fullName();
+    }
+
+    private static String sha256Hex(String text) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java runtime has SHA-256", e);
+        }
     }
 
     private static String toUpperPerCodePoint(String text) {

@@ -10,6 +10,7 @@ import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.IntRange;
 
 /**
  * Every {@link ResourceName} that any factory builds, from any text, is a valid extended-resource name that is
@@ -46,6 +47,27 @@ class ResourceNamePropertyTest {
         ResourceName.forPciDeviceName(raw, "abcd").ifPresent(name -> {
             if (!name.name().equals("abcd")) {
                 assertThat(name.name()).matches("[A-Z0-9_]+");
+            }
+        });
+    }
+
+    @Property(tries = 500)
+    void aSocketNameFitsItsBudgetAndIsTheFullOneWhenThatFits(@ForAll("hostileText") String raw,
+                                                              @ForAll @IntRange(min = -5, max = 100) int budget) {
+        ResourceName.sanitize(raw).ifPresent(name -> {
+            String full = name.socketFileName();
+            java.util.Optional<String> file = name.socketFileName(budget);
+            if (full.length() <= budget) {
+                assertThat(file).contains(full);
+            } else if (budget < ResourceName.SHORTEST_SOCKET_FILE_NAME_BYTES) {
+                assertThat(file).isEmpty();
+            } else {
+                assertThat(file.orElseThrow()).hasSizeLessThanOrEqualTo(budget)
+                        .matches("kubevirt-([A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?-)?[0-9a-f]{8}\\.sock")
+                        .doesNotContain("/", "..", "\u0000");
+                String middle = file.orElseThrow().substring("kubevirt-".length(),
+                        file.orElseThrow().length() - ".sock".length());
+                assertThat(name.name()).startsWith(middle.length() > 8 ? middle.substring(0, middle.length() - 9) : "");
             }
         });
     }

@@ -120,18 +120,43 @@ record AdvertisedDevices(List<Device> devices, Map<String, DeviceHealth> health)
         return h != null && h.healthy();
     }
 
-    /** The ListAndWatch message: every device with its health, and its NUMA node only when known. */
+    /**
+     * The ListAndWatch message: every device with its health, and with its NUMA node unless {@link #withholdsTopology}.
+     */
     ListAndWatchResponse toResponse() {
+        boolean topology = !withholdsTopology();
         ListAndWatchResponse.Builder out = ListAndWatchResponse.newBuilder();
         for (Device device : devices) {
             dev.vgpu.deviceplugin.v1beta1.Device.Builder d = dev.vgpu.deviceplugin.v1beta1.Device.newBuilder()
                     .setID(device.id())
                     .setHealth(health.get(device.id()).healthy() ? HEALTHY : UNHEALTHY);
-            device.numaNode().ifPresent(n -> d.setTopology(TopologyInfo.newBuilder()
-                    .addNodes(NUMANode.newBuilder().setID(n))));
+            if (topology) {
+                device.numaNode().ifPresent(n -> d.setTopology(TopologyInfo.newBuilder()
+                        .addNodes(NUMANode.newBuilder().setID(n))));
+            }
             out.addDevices(d);
         }
         return out.build();
+    }
+
+    /**
+     * Whether ListAndWatch leaves out the NUMA node of every device: it does when any device has none. Once some
+     * device of a resource has topology, the kubelet's topology manager never counts one without it, so under the
+     * {@code single-numa-node} and {@code restricted} policies a request that needs those devices would fail
+     * (docs/HOST-FACTS.md trap 1). The devices themselves keep their nodes (discover shows them, and the preferred
+     * allocation still packs by node).
+     */
+    boolean withholdsTopology() {
+        return devices.stream().anyMatch(d -> d.numaNode().isEmpty());
+    }
+
+    /**
+     * The ids of the devices without a NUMA node when the resource mixes them with devices that have one (so
+     * topology is withheld from devices that know their node), in id order; empty when it does not mix them.
+     */
+    List<String> withoutNumaNodeWhenMixed() {
+        List<String> without = devices.stream().filter(d -> d.numaNode().isEmpty()).map(Device::id).toList();
+        return without.size() < devices.size() ? without : List.of();
     }
 
     /**

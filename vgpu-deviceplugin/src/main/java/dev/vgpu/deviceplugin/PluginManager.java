@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Serves every resource of the current {@link Snapshot} to the kubelet: one device-plugin server per resource on
- * {@code <device-plugin-dir>/kubevirt-<name>.sock}, registered with {@code kubelet.sock}.
+ * {@code <device-plugin-dir>/kubevirt-<name>.sock} (a shorter name when that path would be longer than a unix socket
+ * path may be, see {@link #socket}), registered with {@code kubelet.sock}.
  * <pre>{@code
  * try (PluginManager plugins = PluginManager.builder().hostRoot(Path.of("/")).sources(sources).build()) {
  *     Snapshot first = scanner.scan(Snapshot.empty());
@@ -266,6 +267,18 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
     /** The device-plugin directory this manager serves in. */
     public Path devicePluginDir() {
         return devicePluginDir;
+    }
+
+    /**
+     * The socket that the plugin of {@code name} serves on in this manager's directory (whether or not it is served
+     * now): {@code kubevirt-<name>.sock} when that path fits in the 107 bytes of a unix socket path, else the cut
+     * name of {@link ResourceName#socketFileName(int)}. Its file name is the {@code Endpoint} sent to the kubelet.
+     *
+     * @return the socket, empty when the directory's path leaves no room for any socket name (such a resource is
+     *         never served; its start logs why)
+     */
+    public Optional<Path> socket(ResourceName name) {
+        return PluginSockets.path(devicePluginDir, Objects.requireNonNull(name, "name"));
     }
 
     /**

@@ -24,7 +24,10 @@ import java.util.function.Predicate;
  * <p>Candidate nodes are tried in this order: the nodes of the must-include devices as they appear, then the
  * other nodes in the order the kubelet lists them. A node qualifies when the devices already picked on it plus
  * its not yet picked available devices reach the allocation size. Devices whose NUMA node is unknown (or that
- * this plugin does not know) belong to no node.
+ * this plugin does not know) belong to no node. The nodes are each device's own, also for a resource whose
+ * ListAndWatch withholds topology because some device lacks a node ({@link AdvertisedDevices#withholdsTopology}):
+ * the kubelet then gives no NUMA hint for the resource, and keeping the devices of a request on one node still
+ * costs nothing and helps the VM.
  *
  * <p>Only ids this resource advertises are ever answered: an available or must-include id it does not advertise
  * (stale kubelet state, or a hostile client's {@code ../../etc/passwd}) is left out, so the answer never holds more

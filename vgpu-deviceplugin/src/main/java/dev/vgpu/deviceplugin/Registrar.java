@@ -64,12 +64,15 @@ final class Registrar {
     private Optional<KubeletSocket> lastTried = Optional.empty();
     private Outcome lastOutcome = Outcome.NONE;
 
-    Registrar(ResourceName name, PluginEnvironment env, DevicePluginOptions options) {
+    /**
+     * @param endpoint the plugin socket's file name in the device-plugin directory, as the kubelet dials it
+     */
+    Registrar(ResourceName name, String endpoint, PluginEnvironment env, DevicePluginOptions options) {
         this.name = name;
         this.env = env;
         this.request = RegisterRequest.newBuilder()
                 .setVersion("v1beta1")
-                .setEndpoint(name.socketFileName())
+                .setEndpoint(endpoint)
                 .setResourceName(name.fullName())
                 .setOptions(options)
                 .build();

@@ -19,14 +19,17 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The device plugin of one resource: its gRPC server on {@code kubevirt-<name>.sock}, its registration, its
- * ListAndWatch streams and the health of its devices.
+ * The device plugin of one resource: its gRPC server on {@code kubevirt-<name>.sock} (a cut name when that path
+ * would not fit, see {@link PluginSockets}), its registration, its ListAndWatch streams and the health of its
+ * devices. When the device-plugin directory leaves no room for any socket name, the plugin says so once at start
+ * and never serves.
  *
  * <p>Threads and state. {@code lifecycle} serializes start, stop, retire, restart and update (callers: the
  * manager's apply and close, and the scheduler's checks); it guards {@code state}, {@code server}, {@code boundSocket} and
@@ -44,7 +47,8 @@ final class ResourcePlugin {
     private enum State { NEW, RUNNING, STOPPED }
 
     private final ResourceName name;
-    private final Path socket;
+    /** Empty when the device-plugin directory's path is too long for any socket name. */
+    private final Optional<Path> socket;
     private final PluginEnvironment env;
     private final Registrar registrar;
     private final DevicePluginService service;
@@ -66,9 +70,10 @@ final class ResourcePlugin {
 
     ResourcePlugin(Resource initial, PluginEnvironment env) {
         this.name = initial.name();
-        this.socket = env.pluginDir().resolve(name.socketFileName());
+        this.socket = PluginSockets.path(env.pluginDir(), name);
         this.env = env;
-        this.registrar = new Registrar(name, env, OPTIONS);
+        // Without a socket nothing is served, so nothing ever registers with the empty endpoint.
+        this.registrar = new Registrar(name, socket.map(s -> s.getFileName().toString()).orElse(""), env, OPTIONS);
         this.service = new DevicePluginService(this, env);
         this.streams = new DeviceListStreams(name.fullName());
         this.advertised = AdvertisedDevices.none().replace(initial.devices(), env.files()::groupNodePresent,
@@ -79,7 +84,7 @@ final class ResourcePlugin {
         return name;
     }
 
-    Path socket() {
+    Optional<Path> socket() {
         return socket;
     }
 
@@ -96,6 +101,19 @@ final class ResourcePlugin {
             }
             state = State.RUNNING;
             transport = env.kubeletClient(); // shared by every plugin; the manager closes it
+            logNumaMix(AdvertisedDevices.none(), advertised());
+            if (socket.isEmpty()) {
+                LOG.error("Cannot serve {}: the device-plugin directory {} takes {} of the {} bytes a unix socket "
+                        + "path may have, which leaves {} for the socket file name, less than the {} of the "
+                        + "shortest (kubevirt-<hash>.sock); this resource is not advertised", name, env.pluginDir(),
+                        PluginSockets.directoryBytes(env.pluginDir()), UnixDomainTransport.MAX_PATH_BYTES,
+                        Math.max(0, PluginSockets.budget(env.pluginDir())), ResourceName.SHORTEST_SOCKET_FILE_NAME_BYTES);
+                return;
+            }
+            if (!socket.get().getFileName().toString().equals(name.socketFileName())) {
+                LOG.info("{} serves on {}: {} would make the path longer than {} bytes", name, socket.get(),
+                        name.socketFileName(), UnixDomainTransport.MAX_PATH_BYTES);
+            }
             serveAndRegister();
         } finally {
             lifecycle.unlock();
@@ -111,7 +129,9 @@ final class ResourcePlugin {
             }
             // Under stateLock: a GPU-fault mark (queued on the scheduler) must not be lost between read and publish.
             synchronized (stateLock) {
+                AdvertisedDevices before = advertised;
                 publish(advertised.replace(next.devices(), env.files()::groupNodePresent, env.gpuFaulty()));
+                logNumaMix(before, advertised);
             }
         } finally {
             lifecycle.unlock();
@@ -171,7 +191,7 @@ final class ResourcePlugin {
             if (server == null) {
                 serveAndRegister();
             } else if (!socketIsOurs()) {
-                restart("socket " + socket + " was deleted or replaced by another file");
+                restart("socket " + socket.get() + " was deleted or replaced by another file");
             } else {
                 registrar.kubeletSeen(KubeletSocket.at(env.kubeletSocket()));
             }
@@ -256,6 +276,23 @@ final class ResourcePlugin {
         return streams.open();
     }
 
+    /**
+     * Logs when the resource starts or stops mixing devices with and without a NUMA node (only the device list
+     * decides that, so start and update call this, not health changes or streams).
+     */
+    private void logNumaMix(AdvertisedDevices before, AdvertisedDevices after) {
+        List<String> was = before.withoutNumaNodeWhenMixed();
+        List<String> now = after.withoutNumaNodeWhenMixed();
+        if (was.isEmpty() && !now.isEmpty()) {
+            LOG.warn("{}: no device carries NUMA topology, because {} of its {} devices have no NUMA node ({}); the "
+                    + "kubelet's topology manager would never count those", name, now.size(), after.devices().size(),
+                    RequestLimits.sample(now));
+        } else if (!was.isEmpty() && now.isEmpty()) {
+            LOG.info("{}: its devices no longer mix known and unknown NUMA nodes; {}", name,
+                    after.withholdsTopology() ? "no device has a NUMA node" : "each carries its NUMA node again");
+        }
+    }
+
     private void publish(AdvertisedDevices next) {
         synchronized (stateLock) {
             if (next.equals(advertised)) {
@@ -277,22 +314,25 @@ final class ResourcePlugin {
     }
 
     private void serveAndRegister() {
+        if (socket.isEmpty()) {
+            return; // said once at start
+        }
         try {
             Files.createDirectories(env.pluginDir());
             synchronized (stateLock) {
                 acceptingStreams = true;
             }
-            server = transport.serve(socket, List.of(service));
+            server = transport.serve(socket.get(), List.of(service));
             boundSocket = socketKey();
             serveFailure = "";
             serving = true;
-            LOG.debug("Serving {} on {}", name, socket);
+            LOG.debug("Serving {} on {}", name, socket.get());
             registrar.request();
         } catch (IOException e) {
             server = null;
             serving = false;
             if (!e.getMessage().equals(serveFailure)) {
-                LOG.warn("Cannot serve {} on {}: {}; retrying at every check", name, socket, e.getMessage());
+                LOG.warn("Cannot serve {} on {}: {}; retrying at every check", name, socket.get(), e.getMessage());
             }
             serveFailure = e.getMessage();
         }
@@ -309,14 +349,17 @@ final class ResourcePlugin {
 
     /** The socket path's file key when it is a socket (links not followed); null when it is anything else. */
     private Object socketKey() {
+        if (socket.isEmpty()) {
+            return null;
+        }
         try {
-            BasicFileAttributes attributes = Files.readAttributes(socket, BasicFileAttributes.class,
+            BasicFileAttributes attributes = Files.readAttributes(socket.get(), BasicFileAttributes.class,
                     LinkOption.NOFOLLOW_LINKS);
             if (!attributes.isOther()) {
                 return null;
             }
             Object key = attributes.fileKey();
-            return key != null ? key : socket;
+            return key != null ? key : socket.get();
         } catch (IOException e) {
             return null;
         }
@@ -365,10 +408,12 @@ final class ResourcePlugin {
         // Streams a call registered while the server shut down were cancelled with it; forget them now.
         streams.endAll(false);
         boundSocket = null;
-        try {
-            Files.deleteIfExists(socket);
-        } catch (IOException e) {
-            LOG.warn("Cannot delete socket {} of {}: {}", socket, name, e.getMessage());
+        if (socket.isPresent()) {
+            try {
+                Files.deleteIfExists(socket.get());
+            } catch (IOException e) {
+                LOG.warn("Cannot delete socket {} of {}: {}", socket.get(), name, e.getMessage());
+            }
         }
     }
 }

@@ -13,9 +13,9 @@ import java.util.List;
 import java.util.function.Predicate;
 
 /**
- * One test's world: a host tree under {@code <tmp>/host}, a device-plugin directory {@code <tmp>/dp} with a
- * stand-in kubelet, and a plugin manager; {@link #apply} moves the manager to a new snapshot with the plan the
- * reconciler computes.
+ * One test's world: a host tree under {@code <tmp>/host}, a device-plugin directory ({@code <tmp>/dp} unless
+ * given) with a stand-in kubelet, and a plugin manager; {@link #apply} moves the manager to a new snapshot with the
+ * plan the reconciler computes.
  */
 final class Harness implements AutoCloseable {
 
@@ -28,9 +28,13 @@ final class Harness implements AutoCloseable {
     private Snapshot current = Snapshot.empty();
 
     private Harness(Path tmp, boolean startKubelet, Duration poll) {
+        this(tmp, tmp.resolve("dp"), startKubelet, poll);
+    }
+
+    private Harness(Path tmp, Path pluginDir, boolean startKubelet, Duration poll) {
         this.host = SysfsTree.at(tmp.resolve("host"));
         host.mkdirs("dev/vfio");
-        this.pluginDir = tmp.resolve("dp");
+        this.pluginDir = pluginDir;
         this.kubelet = startKubelet ? StandInKubelet.start(pluginDir) : null;
         this.manager = PluginManager.builder()
                 .hostRoot(host.root())
@@ -49,6 +53,11 @@ final class Harness implements AutoCloseable {
     /** With a kubelet and a poll so rare that only the directory watch can notice changes. */
     static Harness watchOnly(Path tmp) {
         return new Harness(tmp, true, Duration.ofHours(1));
+    }
+
+    /** With a kubelet and a 200 ms poll, serving in {@code pluginDir} instead of {@code <tmp>/dp}. */
+    static Harness in(Path tmp, Path pluginDir) {
+        return new Harness(tmp, pluginDir, true, Duration.ofMillis(200));
     }
 
     /** Without a kubelet yet (see {@link #startKubelet()}). */

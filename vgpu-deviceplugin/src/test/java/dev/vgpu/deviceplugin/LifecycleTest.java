@@ -70,7 +70,7 @@ class LifecycleTest {
                 restart.get(20, TimeUnit.SECONDS);
                 stop.get(20, TimeUnit.SECONDS);
                 assertThat(plugin.isRunning()).isFalse();
-                assertThat(plugin.socket()).doesNotExist();
+                assertThat(plugin.socket().orElseThrow()).doesNotExist();
                 assertThat(plugin.openStreams()).isZero();
             }
             await().atMost(Harness.WAIT).untilAsserted(() -> assertThat(threads("vgpu-dp-")).isEmpty());

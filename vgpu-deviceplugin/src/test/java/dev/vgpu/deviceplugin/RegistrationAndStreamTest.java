@@ -45,7 +45,7 @@ class RegistrationAndStreamTest {
     }
 
     @Test
-    void firstListCarriesHealthAndNumaOnlyWhenKnown() {
+    void firstListCarriesHealthAndNoNumaNodeForAnyDeviceWhenOneLacksIt() {
         try (Harness h = Harness.start(tmp)) {
             h.host.addGroupNode(41).addGroupNode(42);
             var unknownNuma = dev.vgpu.core.Device.builder("0000:42:00.0", H200, "passthrough",
@@ -54,7 +54,7 @@ class RegistrationAndStreamTest {
 
             h.await(k -> k.resources().containsKey(H200.fullName()));
             assertThat(h.kubelet.resources().get(H200.fullName())).containsExactly(
-                    new DeviceState("0000:41:00.0", "Healthy", OptionalInt.of(1)),
+                    new DeviceState("0000:41:00.0", "Healthy", OptionalInt.empty()),
                     new DeviceState("0000:42:00.0", "Healthy", OptionalInt.empty()));
         }
     }

@@ -59,7 +59,7 @@ final class PluginHost implements AutoCloseable {
             throw new IOException(e);
         }
         client = UnixDomainTransport.create("bench-client", 1, 1);
-        channel = client.dial(dir.resolve("dp").resolve(RESOURCE.socketFileName()));
+        channel = client.dial(manager.socket(RESOURCE).orElseThrow());
     }
 
     /** A snapshot advertising the first {@code count} GPUs. */

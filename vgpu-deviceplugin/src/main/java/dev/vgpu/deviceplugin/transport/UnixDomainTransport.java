@@ -15,6 +15,7 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChanne
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -41,6 +42,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * share it; it is not a stable API.
  */
 public final class UnixDomainTransport implements AutoCloseable {
+
+    /**
+     * The most bytes a unix socket path may have: the kernel's {@code sun_path} holds 108 with the terminating NUL
+     * (docs/HOST-FACTS.md §2.4).
+     */
+    public static final int MAX_PATH_BYTES = 107;
 
     private final EventLoopGroup eventLoop;
     private final ExecutorService executor;
@@ -79,12 +86,23 @@ public final class UnixDomainTransport implements AutoCloseable {
         return new UnixDomainTransport(group, pool);
     }
 
+    /** The bytes {@code socket}'s path takes as it is bound or dialled: its text in UTF-8. */
+    public static int pathBytes(Path socket) {
+        return socket.toString().getBytes(StandardCharsets.UTF_8).length;
+    }
+
     /**
      * Removes a stale file at {@code socket}, then listens there and serves the services.
      *
-     * @throws IOException when the socket cannot be bound
+     * @throws IOException when the socket cannot be bound, or its path is longer than {@value #MAX_PATH_BYTES}
+     *                     bytes (checked before anything is touched, so no file there is deleted)
      */
     public Server serve(Path socket, List<BindableService> services) throws IOException {
+        int bytes = pathBytes(socket);
+        if (bytes > MAX_PATH_BYTES) {
+            throw new IOException("cannot serve on " + socket + ": the path has " + bytes + " bytes, more than the "
+                    + MAX_PATH_BYTES + " a unix socket path may have");
+        }
         Files.deleteIfExists(socket);
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
                 .channelType(EpollServerDomainSocketChannel.class)
