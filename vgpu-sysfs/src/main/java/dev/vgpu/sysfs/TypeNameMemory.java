@@ -197,9 +197,10 @@ final class TypeNameMemory {
                 known.cards.put(card, learned);
             }
         });
-        LOG.info("vendor-vfio: read {} profile names of {} cards from {}; each is used only for the same card, device"
-                + " id and driver version", contents.names().values().stream().mapToInt(Map::size).sum(),
-                contents.names().size(), file);
+        int cards = contents.names().size();
+        LOG.info("vendor-vfio: read {} profile names of {} card{} from {}; each is used only for the same card, device"
+                + " id and driver version", contents.names().values().stream().mapToInt(Map::size).sum(), cards,
+                cards == 1 ? "" : "s", file);
     }
 
     /**
