@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import org.slf4j.Logger;
@@ -178,7 +179,7 @@ final class CardCatalogs {
             return new Resolution(name, null);
         }
         Identity identity = identify(card);
-        var remembered = identity.card() == null ? java.util.Optional.<TypeNameMemory.Learned>empty()
+        Optional<TypeNameMemory.Learned> remembered = identity.card() == null ? Optional.empty()
                 : memory.recall(root, identity.card(), typeId);
         if (remembered.isPresent()) {
             if (!remembered.get().announced()) {
