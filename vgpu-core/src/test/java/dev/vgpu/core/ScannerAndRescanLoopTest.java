@@ -6,6 +6,7 @@ import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.Scanner;
+import dev.vgpu.core.spi.StateDirectory;
 import dev.vgpu.core.spi.VgpuTypeNames;
 import dev.vgpu.core.spi.VgpuTypeResolver;
 import java.io.IOException;
@@ -106,6 +107,42 @@ class ScannerAndRescanLoopTest {
         assertThat(calls).hasValue(2);
         scanner.scan(Snapshot.empty());
         assertThat(calls).hasValue(4);
+    }
+
+    @Test
+    void everyScanGivesTheSourcesTheHostsStateDirectoryPciIdsAndResolver() {
+        List<Host> seen = new ArrayList<>();
+        DeviceSource recorder = new DeviceSource() {
+            @Override
+            public String name() {
+                return "recorder";
+            }
+
+            @Override
+            public Discovery discover(Host host) {
+                seen.add(host);
+                return Discovery.empty();
+            }
+        };
+        PciIds names = PciIds.empty();
+        VgpuTypeResolver resolver = pf -> VgpuTypeNames.of(Map.of(1L, "X"));
+        Host base = Host.of(root).withPciIds(names).withVgpuTypes(resolver)
+                .withStateDirectory(StateDirectory.forReading(root.resolve("state")));
+        Scanner scanner = new Scanner(base, List.of(recorder));
+
+        scanner.scan(Snapshot.empty());
+        scanner.scan(Snapshot.empty());
+
+        assertThat(seen).hasSize(2).allSatisfy(host -> {
+            assertThat(host.root()).isEqualTo(root);
+            assertThat(host.pciIds()).isSameAs(names);
+            assertThat(host.stateDirectory()).contains(StateDirectory.forReading(root.resolve("state")));
+            assertThat(host.vgpuTypes().supportedTypes(PciAddress.parse("0000:1b:00.0")).names())
+                    .containsEntry(1L, "X");
+        });
+        assertThat(seen.get(0).scanScope()).isNotSameAs(seen.get(1).scanScope());
+        assertThat(new Scanner(root, names, resolver, List.of(recorder)).run(Snapshot.empty()).failures()).isEmpty();
+        assertThat(seen.get(2).stateDirectory()).isEmpty();
     }
 
     @Test

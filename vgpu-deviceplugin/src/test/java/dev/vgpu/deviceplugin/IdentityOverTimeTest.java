@@ -127,6 +127,33 @@ class IdentityOverTimeTest {
     }
 
     @Test
+    void scenario1AVfWhoseFunctionIsAnotherVendorsNowIsRefusedAndUnhealthyUntilItIsBack() {
+        card("0000:1b:00.0", 2, 100);
+        h.host.configureVf("0000:1b:00.4", 1152).configureVf("0000:1b:00.5", 1152);
+        rescan();
+        h.await(k -> health(k, Q1).equals(Map.of("0000:1b:00.4", true, "0000:1b:00.5", true)));
+
+        h.host.writeAttribute("0000:1b:00.4", "vendor", "0x8086\n");
+
+        assertThatThrownBy(() -> h.kubelet.allocate(Q1, List.of("0000:1b:00.4")))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                    assertThat(e.getStatus().getDescription()).isEqualTo("device 0000:1b:00.4 was vendor 10de"
+                            + " when advertised and is now vendor 8086");
+                });
+        h.await(k -> health(k, Q1).equals(Map.of("0000:1b:00.4", false, "0000:1b:00.5", true)));
+        assertThat(h.kubelet.allocate(Q1, List.of("0000:1b:00.5")).getContainerResponsesCount()).isEqualTo(1);
+
+        h.host.writeAttribute("0000:1b:00.4", "vendor", "0x10de\n").writeAttribute("0000:1b:00.4", "device", "0x1234\n");
+        assertThatThrownBy(() -> h.kubelet.allocate(Q1, List.of("0000:1b:00.4")))
+                .hasMessageContaining("was device 26b9 when advertised and is now device 1234");
+
+        h.host.writeAttribute("0000:1b:00.4", "device", "0x26b9\n");
+        h.await(k -> health(k, Q1).equals(Map.of("0000:1b:00.4", true, "0000:1b:00.5", true)));
+        assertThat(h.kubelet.allocate(Q1, List.of("0000:1b:00.4")).getContainerResponsesCount()).isEqualTo(1);
+    }
+
+    @Test
     void scenario1AnMdevRecreatedWithAnotherTypeIsUnhealthyAndARescanMovesIt() {
         String uuid = "aa618089-8b16-4d01-a136-25a0f3c73123";
         h.host.nvidiaGpu("0000:06:00.0", 0x1eb8).create();

@@ -6,6 +6,7 @@ import dev.vgpu.core.RescanInterval;
 import dev.vgpu.core.RescanLoop;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.DeviceSource;
+import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.Scanner;
 import dev.vgpu.deviceplugin.PluginManager;
 import dev.vgpu.nvml.RecoveringNvml;
@@ -44,9 +45,10 @@ final class Daemon implements AutoCloseable {
      * @param nvmlOptions     whether and where to load NVML
      * @param metricsAddress  where to serve metrics and probes; empty = off
      * @param scanDeadline    a round running longer than this fails the liveness probe
+     * @param stateDir        where sources keep what they learned across restarts; empty = in memory only
      */
     record Config(Path hostRoot, Path devicePluginDir, PciIds pciIds, RescanInterval interval, HostOptions nvmlOptions,
-                  Optional<InetSocketAddress> metricsAddress, Duration scanDeadline) {
+                  Optional<InetSocketAddress> metricsAddress, Duration scanDeadline, Optional<Path> stateDir) {
     }
 
     /** The liveness deadline of one rescan round when none is configured. */
@@ -82,12 +84,15 @@ final class Daemon implements AutoCloseable {
         config.interval().raisedFrom().ifPresent(raw -> LOG.warn(
                 "rescan interval {} is below the {} floor; using {}", Durations.formatGo(raw),
                 Durations.formatGo(Durations.MIN_RESCAN_INTERVAL), Durations.formatGo(config.interval().period())));
-        LOG.info("vgpu daemon starting: host root {}, device-plugin dir {}, sources {}, {}, rescan {}, pci.ids {}",
-                config.hostRoot(), config.devicePluginDir(), sources.stream().map(DeviceSource::name).toList(),
-                nvml.description(), config.interval().enabled() ? "every " + Durations.formatGo(config.interval().period())
+        LOG.info("vgpu daemon starting: host root {}, device-plugin dir {}, sources {}, {}, rescan {}, pci.ids {},"
+                + " state dir {}", config.hostRoot(), config.devicePluginDir(),
+                sources.stream().map(DeviceSource::name).toList(), nvml.description(), config.interval().enabled()
+                        ? "every " + Durations.formatGo(config.interval().period())
                         : "disabled (devices are discovered once at start)",
-                config.nvmlOptions().describePciIds());
-        Scanner scanner = new Scanner(config.hostRoot(), config.pciIds(), nvml.vgpuTypeResolver(), sources);
+                config.nvmlOptions().describePciIds(), config.stateDir().map(Path::toString)
+                        .orElse("off (learned profile names are lost at a restart)"));
+        Host host = new Host(config.hostRoot(), config.pciIds(), nvml.vgpuTypeResolver());
+        Scanner scanner = new Scanner(config.stateDir().map(host::withStateDirectory).orElse(host), sources);
         AtomicReference<PluginManager> manager = new AtomicReference<>();
         AtomicReference<RescanLoop> rescans = new AtomicReference<>();
         Metrics metrics = new Metrics(() -> manager.get() == null ? List.of() : manager.get().status(),

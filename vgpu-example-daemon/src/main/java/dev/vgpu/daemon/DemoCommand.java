@@ -56,7 +56,7 @@ final class DemoCommand implements Callable<Integer> {
             out.printf("stand-in kubelet listening on %s%n%n", kubelet.socket());
             out.flush();
             Daemon.Config config = new Daemon.Config(sample.root(), pluginDir, Samples.pciIdsFor(host),
-                    RescanInterval.DISABLED, host, Optional.empty(), Daemon.DEFAULT_SCAN_DEADLINE);
+                    RescanInterval.DISABLED, host, Optional.empty(), Daemon.DEFAULT_SCAN_DEADLINE, Optional.empty());
             try (Daemon daemon = Daemon.start(config)) {
                 int expected = daemon.plugins().running().size();
                 kubelet.await(WAIT, k -> k.resources().size() == expected

@@ -30,7 +30,8 @@ final class DiscoverCommand implements Callable<Integer> {
     Format format;
 
     @Option(names = "--sample", paramLabel = "NAME",
-            description = "Scan a sample host bundled in the jar instead of --host-root: ${COMPLETION-CANDIDATES}.",
+            description = "Scan a sample host bundled in the jar instead of --host-root (no state directory is read"
+                    + " for it): ${COMPLETION-CANDIDATES}.",
             completionCandidates = Samples.Names.class)
     String sample;
 
@@ -51,7 +52,8 @@ final class DiscoverCommand implements Callable<Integer> {
             }
         } else {
             ServeCommand.requireDirectory(spec, "--host-root", scan.hostRoot);
-            snapshot = Wiring.scanOnce(host, scan.hostRoot, host.loadPciIds());
+            snapshot = Wiring.scanOnce(host, scan.hostRoot, host.loadPciIds(),
+                    scan.resolveStateDir(spec, parent.env).map(ScanOptions.StateDir::path));
         }
         PrintWriter out = spec.commandLine().getOut();
         out.print(format == Format.json ? DiscoveryReport.json(snapshot) + "\n" : DiscoveryReport.table(snapshot));

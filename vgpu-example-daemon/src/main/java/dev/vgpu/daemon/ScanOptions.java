@@ -13,11 +13,16 @@ import java.util.TreeSet;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
-/** What to scan ({@code serve} and {@code discover}): the host root and which sources. */
+/**
+ * What to scan ({@code serve} and {@code discover}): the host root, which sources, and the state directory where
+ * sources keep what they learned across restarts.
+ */
 final class ScanOptions {
 
     /** The environment variable behind {@code --sources}. */
     static final String SOURCES_ENV = "VGPU_SOURCES";
+    /** The environment variable behind {@code --state-dir}. */
+    static final String STATE_ENV = "VGPU_STATE_DIR";
 
     @Option(names = "--host-root", paramLabel = "DIR", defaultValue = "/",
             description = "Directory standing for the host's /: every sysfs and /dev path is read under it "
@@ -28,6 +33,36 @@ final class ScanOptions {
             description = "Scan only these device sources (passthrough, mdev, vendor-vfio, or a custom source's "
                     + "name); overrides " + SOURCES_ENV + ". Default: every source on the class path.")
     String sources;
+
+    @Option(names = "--state-dir", paramLabel = "DIR",
+            description = "Keep what the sources learn (the profile names of vendor-VFIO cards) in this directory, so "
+                    + "that a card that filled up is still named after a restart without NVML; never inside the "
+                    + "device-plugin directory. serve creates and writes it, discover only reads it. Overrides "
+                    + STATE_ENV + "; empty = off (the default).")
+    String stateDir;
+
+    /** A state directory and where it was given, for messages ({@code --state-dir} or the variable). */
+    record StateDir(Path path, String origin) {
+    }
+
+    /**
+     * The state directory from {@code --state-dir}, else {@value #STATE_ENV}; empty when neither gives one or the
+     * value is blank.
+     *
+     * @throws Refusal when the value is not a path
+     */
+    Optional<StateDir> resolveStateDir(CommandSpec spec, Map<String, String> env) {
+        String origin = stateDir != null ? "--state-dir" : STATE_ENV;
+        String value = stateDir != null ? stateDir : env.get(STATE_ENV);
+        if (value == null || value.isBlank()) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(new StateDir(Path.of(value.strip()), origin));
+        } catch (java.nio.file.InvalidPathException e) {
+            throw new Refusal(spec.commandLine(), "invalid " + origin + " value: " + e.getMessage());
+        }
+    }
 
     /**
      * The sources named by {@code --sources} or {@value #SOURCES_ENV}; every source when neither names any.

@@ -21,7 +21,7 @@ import picocli.CommandLine.Model.CommandSpec;
         description = {"Run the device plugin (the default command).",
             "Environment: VFIO_VGPU_RESCAN_INTERVAL (Go duration, e.g. 30s or 5m; unset, empty or 0 = no rescans; "
                     + "positive values below 5s are raised to 5s), overridden by --rescan-interval; VGPU_SOURCES, "
-                    + "overridden by --sources."})
+                    + "overridden by --sources; VGPU_STATE_DIR, overridden by --state-dir."})
 final class ServeCommand implements Callable<Integer> {
 
     /** Returned when the daemon runs on in its own threads; the process must not exit. */
@@ -75,13 +75,14 @@ final class ServeCommand implements Callable<Integer> {
                     + " is not a directory (is the kubelet's device-plugins directory mounted?)");
         }
         host.useSources(scan.resolveSources(spec, parent.env));
+        Optional<Path> stateDir = scan.resolveStateDir(spec, parent.env).map(this::prepareStateDirectory);
         Optional<InetSocketAddress> metrics = metricsAddress(spec, metricsAddress, parent.env.get(METRICS_ENV));
         Duration deadline = scanDeadline(spec, scanDeadline);
         DirectoryLock lock = lockDirectory();
         try {
             // The stop hook is in place before the first scan: a SIGTERM during start cleans up too.
             Daemon.start(new Daemon.Config(scan.hostRoot, devicePluginDir, host.loadPciIds(), interval,
-                    host, metrics, deadline), daemon -> Shutdown.onStop(() -> {
+                    host, metrics, deadline, stateDir), daemon -> Shutdown.onStop(() -> {
                         daemon.close();
                         lock.close();
                     }));
@@ -94,6 +95,55 @@ final class ServeCommand implements Callable<Integer> {
             throw e;
         }
         return KEEP_RUNNING;
+    }
+
+    /**
+     * Checks that the state directory lies outside the device-plugin directory (the kubelet empties that one when it
+     * restarts) and creates it, owner-only, when it is missing.
+     *
+     * @throws Refusal naming both directories, or why the state directory cannot be used
+     */
+    private Path prepareStateDirectory(ScanOptions.StateDir given) {
+        Path dir = given.path();
+        Path state = comparable(dir);
+        Path plugins = comparable(devicePluginDir);
+        if (state.startsWith(plugins)) {
+            throw new Refusal(spec.commandLine(), given.origin() + " " + dir + (state.equals(plugins) ? " is"
+                    : " is inside") + " the --device-plugin-dir " + devicePluginDir + ", which the kubelet empties"
+                    + " when it restarts: choose a directory outside it, such as /var/lib/vgpu");
+        }
+        if (Files.exists(dir) && !Files.isDirectory(dir)) {
+            throw new Refusal(spec.commandLine(), given.origin() + " " + dir + " is not a directory");
+        }
+        try {
+            if (!Files.isDirectory(dir)) {
+                boolean posix = dir.getFileSystem().supportedFileAttributeViews().contains("posix");
+                Files.createDirectories(dir, posix ? new java.nio.file.attribute.FileAttribute<?>[] {
+                    java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                            java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"))}
+                        : new java.nio.file.attribute.FileAttribute<?>[0]);
+            }
+        } catch (java.io.IOException e) {
+            throw new Refusal(spec.commandLine(), "cannot create " + given.origin() + " " + dir + ": " + e);
+        }
+        return dir;
+    }
+
+    /** The path with its existing part's links resolved, so that two spellings of one directory compare equal. */
+    static Path comparable(Path path) {
+        Path absolute = path.toAbsolutePath().normalize();
+        Path existing = absolute;
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent();
+        }
+        if (existing == null) {
+            return absolute;
+        }
+        try {
+            return existing.toRealPath().resolve(existing.relativize(absolute));
+        } catch (java.io.IOException e) {
+            return absolute;
+        }
     }
 
     /** One daemon per device-plugin directory; a second one is refused (exit 2) before it touches any socket. */

@@ -3,11 +3,14 @@ package dev.vgpu.daemon;
 import dev.vgpu.core.PciIds;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.DeviceSource;
+import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.Scanner;
+import dev.vgpu.core.spi.StateDirectory;
 import dev.vgpu.nvml.RecoveringNvml;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,19 +23,32 @@ final class Wiring {
     }
 
     /**
-     * Scans a host once.
+     * Scans a host once, without a state directory.
      *
      * @throws IllegalArgumentException when the host root is not a directory
      */
     static Snapshot scanOnce(HostOptions options, Path hostRoot, PciIds pciIds) {
+        return scanOnce(options, hostRoot, pciIds, Optional.empty());
+    }
+
+    /**
+     * Scans a host once; a state directory is only read ({@link StateDirectory#forReading}), so that this shows what
+     * a restarted daemon would advertise without changing what the daemon keeps there.
+     *
+     * @throws IllegalArgumentException when the host root is not a directory
+     */
+    static Snapshot scanOnce(HostOptions options, Path hostRoot, PciIds pciIds, Optional<Path> stateDir) {
         if (!Files.isDirectory(hostRoot)) {
             throw new IllegalArgumentException("host root " + hostRoot + " is not a directory");
         }
         List<DeviceSource> sources = options.sources();
         try (RecoveringNvml nvml = options.openNvml()) {
-            LOG.info("discover: host root {}, sources {}, {}, pci.ids {}", hostRoot,
-                    sources.stream().map(DeviceSource::name).toList(), nvml.description(), options.describePciIds());
-            return new Scanner(hostRoot, pciIds, nvml.vgpuTypeResolver(), sources).scan(Snapshot.empty());
+            LOG.info("discover: host root {}, sources {}, {}, pci.ids {}, state dir {}", hostRoot,
+                    sources.stream().map(DeviceSource::name).toList(), nvml.description(), options.describePciIds(),
+                    stateDir.map(dir -> dir + " (read only)").orElse("off"));
+            Host host = new Host(hostRoot, pciIds, nvml.vgpuTypeResolver());
+            return new Scanner(stateDir.map(dir -> host.withStateDirectory(StateDirectory.forReading(dir)))
+                    .orElse(host), sources).scan(Snapshot.empty());
         }
     }
 }

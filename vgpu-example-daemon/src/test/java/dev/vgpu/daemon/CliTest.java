@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.vgpu.testing.SysfsTree;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -115,6 +116,86 @@ class CliTest {
     }
 
     @Test
+    void discoverReadsTheStateDirectoryAndNeverWritesIt() throws Exception {
+        Path root = tmp.resolve("host");
+        SysfsTree tree = SysfsTree.at(root).nvidiaDriverVersion("550.54.14");
+        tree.sriovCard("0000:1b:00.0", 0x26b9).virtualFunctions(1, 100).catalog(Map.of()).create();
+        tree.configureVf("0000:1b:00.4", 1152);
+        Path state = Files.createDirectories(tmp.resolve("state"));
+        // A name for the card on the host, and one for a card that is gone, which a writing scan would drop.
+        String text = "vgpu-vendor-vfio-names v1\n"
+                + "0000:1b:00.0\t26b9\t550.54.14\t1152\tNVIDIA L40S-1Q\n"
+                + "0000:3b:00.0\t26b9\t550.54.14\t1152\tNVIDIA L40S-1Q\n";
+        Files.writeString(state.resolve("vendor-vfio-names.v1"), text);
+
+        Result flag = run("discover", "--host-root", root.toString(), "--format", "json", "--no-nvml",
+                "--state-dir", state.toString());
+        Result env = run(Map.of("VGPU_STATE_DIR", state.toString()), "discover", "--host-root", root.toString(),
+                "--format", "json", "--no-nvml");
+        Result off = run(Map.of("VGPU_STATE_DIR", state.toString()), "discover", "--host-root", root.toString(),
+                "--format", "json", "--no-nvml", "--state-dir", "");
+
+        for (Result named : List.of(flag, env)) {
+            assertThat(named.code()).isZero();
+            JsonNode resource = new ObjectMapper().readTree(named.out()).get("resources").get(0);
+            assertThat(resource.get("resource").asText()).isEqualTo("nvidia.com/NVIDIA_L40S-1Q");
+            assertThat(resource.get("devices").get(0).get("id").asText()).isEqualTo("0000:1b:00.4");
+        }
+        assertThat(new ObjectMapper().readTree(off.out()).get("resources")).isEmpty();
+        assertThat(Files.readString(state.resolve("vendor-vfio-names.v1"))).isEqualTo(text);
+        try (var files = Files.list(state)) {
+            assertThat(files).hasSize(1);
+        }
+        run("discover", "--host-root", root.toString(), "--no-nvml", "--state-dir", tmp.resolve("none").toString());
+        assertThat(tmp.resolve("none")).doesNotExist();
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "flag | .           | is the --device-plugin-dir",
+        "flag | vgpu        | is inside the --device-plugin-dir",
+        "flag | a/../vgpu/x | is inside the --device-plugin-dir",
+        "env  | .           | is the --device-plugin-dir",
+        "link | vgpu        | is inside the --device-plugin-dir",
+    })
+    void serveRefusesAStateDirectoryInsideTheDevicePluginDirectoryNamingBoth(String how, String under, String says)
+            throws Exception {
+        Path plugins = Files.createDirectories(tmp.resolve("device-plugins"));
+        Path base = how.equals("link") ? Files.createSymbolicLink(tmp.resolve("link"), plugins) : plugins;
+        String state = base.resolve(under).toString();
+        Map<String, String> env = how.equals("env") ? Map.of("VGPU_STATE_DIR", state) : Map.of();
+        List<String> args = new ArrayList<>(List.of("serve", "--host-root", tmp.toString(), "--device-plugin-dir",
+                plugins.toString(), "--no-nvml"));
+        if (!how.equals("env")) {
+            args.addAll(List.of("--state-dir", state));
+        }
+
+        Result r = run(env, args.toArray(String[]::new));
+
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains(how.equals("env") ? "VGPU_STATE_DIR " : "--state-dir ", state, says,
+                plugins.toString(), "which the kubelet empties when it restarts").doesNotContain("Usage:");
+        assertThat(plugins.resolve("vgpu")).doesNotExist();
+    }
+
+    @Test
+    void serveRefusesAStateDirectoryThatIsAFileAndAnEmptyFlagTurnsTheVariableOff() throws Exception {
+        Path plugins = Files.createDirectories(tmp.resolve("device-plugins"));
+        Path file = Files.writeString(tmp.resolve("state"), "");
+        Result notDir = run("serve", "--host-root", tmp.toString(), "--device-plugin-dir", plugins.toString(),
+                "--no-nvml", "--state-dir", file.toString());
+        assertThat(notDir.code()).isEqualTo(2);
+        assertThat(notDir.err()).contains("--state-dir " + file + " is not a directory");
+
+        // The variable names the plugin directory, the empty flag wins: what stops serve is the next check.
+        Result off = run(Map.of("VGPU_STATE_DIR", plugins.toString()), "serve", "--host-root", tmp.toString(),
+                "--device-plugin-dir", plugins.toString(), "--no-nvml", "--state-dir", "",
+                "--metrics-address", "nope");
+        assertThat(off.code()).isEqualTo(2);
+        assertThat(off.err()).startsWith("invalid --metrics-address value").doesNotContain("the kubelet empties");
+    }
+
+    @Test
     void discoverOnAnEmptyHostSaysSo() {
         Result r = run("discover", "--host-root", tmp.toString(), "--no-nvml");
         assertThat(r.code()).isZero();
@@ -143,9 +224,10 @@ class CliTest {
     void topLevelHelpListsTheSubcommandsAndServeHelpTheContractFlags() {
         assertThat(run("--help").out()).contains("serve", "discover", "demo");
         assertThat(run("serve", "--help").out()).contains("--host-root", "--device-plugin-dir", "--pci-ids",
-                "--rescan-interval", "--nvml-library", "--no-nvml", "VFIO_VGPU_RESCAN_INTERVAL");
+                "--rescan-interval", "--nvml-library", "--no-nvml", "VFIO_VGPU_RESCAN_INTERVAL", "--state-dir",
+                "VGPU_STATE_DIR");
         assertThat(run("discover", "--help").out()).contains("--format", "--sample", "--host-root", "--pci-ids",
-                "--sources");
+                "--sources", "--state-dir");
     }
 
     @ParameterizedTest

@@ -136,7 +136,73 @@ class DeployManifestsTest {
         c.path("volumeMounts").forEach(m -> assertThat(volumes).as("volume of mount %s", m.path("mountPath"))
                 .contains(m.path("name").asText()));
         assertThat(strings(c.path("volumeMounts")).toString()).contains("/var/lib/kubelet/device-plugins",
-                "/host/sys", "/host/dev/vfio");
+                "/host/sys", "/host/dev");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"default", "nvml"})
+    void theHostsDevIsMountedReadOnlyUnderTheHostRoot(String overlay) {
+        JsonNode ds = daemonSet(overlay);
+        String hostRoot = flag(container(ds), "--host-root");
+
+        JsonNode mount = mountAt(container(ds), hostRoot + "/dev");
+        assertThat(mount.path("readOnly").asBoolean()).as("%s: %s/dev read-only", overlay, hostRoot).isTrue();
+        assertThat(hostPathOf(ds, mount).path("path").asText()).isEqualTo("/dev");
+        // No narrower /dev mount under the host root: the whole /dev shows /dev/iommu, /dev/egmN and /dev/vfio/*.
+        container(ds).path("volumeMounts").forEach(m -> assertThat(m.path("mountPath").asText())
+                .doesNotStartWith(hostRoot + "/dev/"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"default", "nvml"})
+    void theStateDirectoryIsAWritableHostPathOutsideTheDevicePluginDirectory(String overlay) {
+        JsonNode ds = daemonSet(overlay);
+        JsonNode c = container(ds);
+        String state = flag(c, "--state-dir");
+        String plugins = flag(c, "--device-plugin-dir");
+
+        JsonNode mount = mountAt(c, state);
+        assertThat(mount.path("readOnly").asBoolean()).as("%s: the state directory is written", overlay).isFalse();
+        JsonNode hostPath = hostPathOf(ds, mount);
+        assertThat(hostPath.path("path").asText()).isEqualTo("/var/lib/vgpu");
+        assertThat(hostPath.path("type").asText()).isEqualTo("DirectoryOrCreate");
+        JsonNode pluginHostPath = hostPathOf(ds, mountAt(c, plugins));
+        for (String[] pair : new String[][] {{state, plugins},
+            {hostPath.path("path").asText(), pluginHostPath.path("path").asText()}}) {
+            assertThat(Path.of(pair[0]).normalize().startsWith(Path.of(pair[1]).normalize()))
+                    .as("%s is inside %s", pair[0], pair[1]).isFalse();
+        }
+    }
+
+    /** The value of a {@code --name=value} argument, which must be given exactly once. */
+    static String flag(JsonNode container, String name) {
+        List<String> values = strings(container.path("args")).stream().filter(a -> a.startsWith(name + "="))
+                .map(a -> a.substring(name.length() + 1)).toList();
+        assertThat(values).as("%s in the args", name).hasSize(1);
+        return values.get(0);
+    }
+
+    /** The one volume mount at this path. */
+    static JsonNode mountAt(JsonNode container, String path) {
+        List<JsonNode> mounts = new ArrayList<>();
+        container.path("volumeMounts").forEach(m -> {
+            if (m.path("mountPath").asText().equals(path)) {
+                mounts.add(m);
+            }
+        });
+        assertThat(mounts).as("volume mounts at %s", path).hasSize(1);
+        return mounts.get(0);
+    }
+
+    /** The hostPath of the volume a mount names. */
+    static JsonNode hostPathOf(JsonNode ds, JsonNode mount) {
+        for (JsonNode volume : ds.at("/spec/template/spec/volumes")) {
+            if (volume.path("name").asText().equals(mount.path("name").asText())) {
+                assertThat(volume.has("hostPath")).as("volume %s is a hostPath", volume.path("name")).isTrue();
+                return volume.path("hostPath");
+            }
+        }
+        throw new AssertionError("no volume named " + mount.path("name"));
     }
 
     @Test

@@ -88,7 +88,7 @@ class NvmlOverTimeTest {
         nvml.nvmlLibrary = Path.of(System.getProperty("vgpu.nvml.stub"));
         Daemon.Config config = new Daemon.Config(root, pluginDir, PciIds.empty(),
                 new RescanInterval(Duration.ofSeconds(5), Optional.empty()), nvml, Optional.empty(),
-                Daemon.DEFAULT_SCAN_DEADLINE);
+                Daemon.DEFAULT_SCAN_DEADLINE, Optional.empty());
         stub.stub_set_init_result(DRIVER_NOT_LOADED);
 
         try (StandInKubelet kubelet = StandInKubelet.start(pluginDir); Daemon daemon = Daemon.start(config)) {

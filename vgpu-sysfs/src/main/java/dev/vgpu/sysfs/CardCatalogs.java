@@ -1,13 +1,18 @@
 package dev.vgpu.sysfs;
 
 import dev.vgpu.core.PciAddress;
+import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.VgpuTypeNames;
 import dev.vgpu.core.spi.VgpuTypeResolver;
+import java.io.IOException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import org.slf4j.Logger;
@@ -19,29 +24,50 @@ import org.slf4j.LoggerFactory;
  * VF whose {@code physfn} is that PF; an id that the union names twice (differently) is ambiguous. What the
  * union lacks is asked of the {@link VgpuTypeResolver}, at most once per PF, and what that cannot name either
  * is recalled from the source's {@link TypeNameMemory} of that card. Every name a catalog or the resolver gives
- * is remembered there. Confined to the scanning thread.
+ * is remembered there. The memory knows a card by its PF address, PCI device id and NVIDIA driver version
+ * ({@link TypeNameMemory.Card}), read once per card and scan; a card whose device id or driver version cannot be
+ * read in a scan is neither named from memory nor forgotten by it in that scan. Confined to the scanning thread.
  */
 final class CardCatalogs {
 
     private static final Logger LOG = LoggerFactory.getLogger(CardCatalogs.class);
+    /** The NVIDIA kernel module's sysfs directory; its {@code version} file is the driver version. */
+    static final String DRIVER_MODULE = "sys/module/nvidia";
 
     /** PF → type id → the names seen for it, whitespace runs collapsed. */
     private final Map<PciAddress, Map<Long, Set<String>>> byCard = new HashMap<>();
     /** PF → the catalogs already merged for it (by identity: equal texts share one parsed instance). */
     private final Map<PciAddress, Set<CreatableTypesCatalog>> merged = new HashMap<>();
     private final Map<PciAddress, VgpuTypeNames> resolverAnswers = new HashMap<>();
+    /** PF → which card it is for the memory, read once per scan. */
+    private final Map<PciAddress, Identity> identities = new HashMap<>();
     private final VgpuTypeResolver resolver;
     private final TypeNameMemory memory;
+    private final Host host;
     private final Path root;
+    /** The driver version of this scan (empty when it cannot be read); read when a card is first identified. */
+    private String driverVersion;
+    /** Why the driver version cannot be read; null when it can. */
+    private String driverProblem;
 
-    CardCatalogs(VgpuTypeResolver resolver, TypeNameMemory memory, Path root) {
-        this.resolver = resolver;
+    CardCatalogs(Host host, TypeNameMemory memory) {
+        this.resolver = host.vgpuTypes();
         this.memory = memory;
-        this.root = root;
+        this.host = host;
+        this.root = host.root();
     }
 
     /** The outcome of naming one type: a profile name, or why there is none. */
     record Resolution(String name, String problem) {
+    }
+
+    /**
+     * Which card a PF is, or why that cannot be told in this scan.
+     *
+     * @param card    the card; null when it cannot be told
+     * @param problem why not; null when it can
+     */
+    private record Identity(TypeNameMemory.Card card, String problem) {
     }
 
     /** Adds one file's rows to a card's catalog. */
@@ -62,12 +88,75 @@ final class CardCatalogs {
      * @param cards every card (PF) this scan saw
      */
     void remember(Set<PciAddress> cards) {
-        byCard.forEach((card, types) -> types.forEach((typeId, names) -> {
-            if (names.size() == 1) {
-                memory.learn(root, card, typeId, names.iterator().next(), "its creatable_vgpu_types");
+        byCard.forEach((card, types) -> {
+            TypeNameMemory.Card identified = identify(card).card();
+            types.forEach((typeId, names) -> {
+                if (identified != null && names.size() == 1) {
+                    memory.learn(root, identified, typeId, names.iterator().next(), "its creatable_vgpu_types");
+                }
+            });
+        });
+        Set<TypeNameMemory.Card> present = new HashSet<>();
+        Set<PciAddress> unidentified = new HashSet<>();
+        for (PciAddress card : cards) {
+            Identity identity = identify(card);
+            if (identity.card() != null) {
+                present.add(identity.card());
+            } else {
+                unidentified.add(card);
             }
-        }));
-        memory.keepOnly(root, cards);
+        }
+        memory.keepOnly(root, present, unidentified);
+    }
+
+    /** Which card a PF is: its address, its {@code device} id and the driver version of this scan. */
+    private Identity identify(PciAddress pf) {
+        Identity known = identities.get(pf);
+        if (known != null) {
+            return known;
+        }
+        if (driverVersion == null) {
+            readDriverVersion();
+        }
+        Identity identity;
+        if (driverProblem != null) {
+            identity = new Identity(null, driverProblem);
+        } else {
+            try {
+                String device = SysfsFiles.hexId(host.path(PciBus.PCI_DEVICES).resolve(pf.toString()), "device",
+                        host.scanScope());
+                identity = new Identity(new TypeNameMemory.Card(pf, device, driverVersion), null);
+            } catch (IOException e) {
+                identity = new Identity(null, "the device id of card " + pf + " cannot be read ("
+                        + SysfsFiles.describe(e) + ")");
+            }
+        }
+        identities.put(pf, identity);
+        return identity;
+    }
+
+    /**
+     * Reads the NVIDIA driver version, {@code sys/module/nvidia/version}: {@code unknown} when the file is absent;
+     * a problem (and an empty version) when it cannot be read or holds no version.
+     */
+    private void readDriverVersion() {
+        String problem = null;
+        String version;
+        try {
+            version = SysfsFiles.readStripped(host.path(DRIVER_MODULE), "version", host.scanScope());
+            if (!TypeNameMemory.Card.isDriverVersion(version)) {
+                problem = "the driver version (" + DRIVER_MODULE + "/version) is not a version: \""
+                        + SysfsFiles.printable(version) + "\"";
+            }
+        } catch (NoSuchFileException e) {
+            version = TypeNameMemory.Card.UNKNOWN_DRIVER;
+        } catch (IOException e) {
+            version = "";
+            problem = "the driver version (" + DRIVER_MODULE + "/version) cannot be read (" + SysfsFiles.describe(e)
+                    + ")";
+        }
+        driverVersion = problem == null ? version : "";
+        driverProblem = problem;
     }
 
     /**
@@ -89,7 +178,9 @@ final class CardCatalogs {
         if (!name.isEmpty()) {
             return new Resolution(name, null);
         }
-        var remembered = memory.recall(root, card, typeId);
+        Identity identity = identify(card);
+        Optional<TypeNameMemory.Learned> remembered = identity.card() == null ? Optional.empty()
+                : memory.recall(root, identity.card(), typeId);
         if (remembered.isPresent()) {
             if (!remembered.get().announced()) {
                 LOG.info("vendor-vfio: card {}: naming vGPU type {} \"{}\" as learned earlier from {}: neither the"
@@ -105,7 +196,8 @@ final class CardCatalogs {
                 + " nor the vGPU type resolver ("
                 + (answer.failed() ? "it failed: " + answer.error().orElseThrow() + "; retried at the next scan"
                         : answer.error().orElse("it does not list it among the card's types"))
-                + ") name type " + typeId + ", and no name was learned for it on this card earlier");
+                + ") name type " + typeId + (identity.card() == null ? ", and no name learned earlier is used"
+                        + " since " + identity.problem() : ", and no name was learned for it on this card earlier"));
     }
 
     private VgpuTypeNames ask(PciAddress card) {
@@ -119,10 +211,11 @@ final class CardCatalogs {
             LOG.warn("vGPU type resolver failed for card {}: {}", card, e.toString());
             answer = VgpuTypeNames.failed("the resolver failed: " + e);
         }
+        TypeNameMemory.Card identified = identify(card).card();
         answer.names().forEach((typeId, name) -> {
             String collapsed = collapseWhitespace(name);
-            if (!collapsed.isEmpty()) {
-                memory.learn(root, card, typeId, collapsed, "the vGPU type resolver");
+            if (identified != null && !collapsed.isEmpty()) {
+                memory.learn(root, identified, typeId, collapsed, "the vGPU type resolver");
             }
         });
         return answer;

@@ -10,7 +10,8 @@ import java.util.Optional;
 
 /**
  * Re-checks a device's recorded identity against sysfs for the built-in sources' {@code recheck}. An identity
- * is {@code <kind>:<value>} (e.g. {@code vgpu-type:1152}); the check re-reads the value and compares. Stateless.
+ * is {@code <kind>:<value>} (e.g. {@code mdev-type:nvidia-558}); the check re-reads the value and compares. Stateless.
+ * (A vendor-VFIO VF records several values and has its own check, {@link VfIdentity}.)
  */
 final class IdentityCheck {
 

@@ -34,9 +34,9 @@ import org.slf4j.LoggerFactory;
  * <li>the catalog of its own card: every {@code nvidia/creatable_vgpu_types} of the PF and of the VFs with the
  *     same {@code physfn} (an id named twice differently there is ambiguous and skipped);</li>
  * <li>the {@link Host#vgpuTypes() vGPU type resolver} of that PF (NVML), asked at most once per PF and scan;</li>
- * <li>the name this source learned for that type on that same card earlier in the process's life (from its
- *     catalogs or the resolver), so a card that fills up, or an NVML that fails for a scan, does not withdraw
- *     devices that are still there; logged once at INFO when used;</li>
+ * <li>the name this source learned for that type on that same card earlier (from its catalogs or the resolver,
+ *     in this process's life or, with a state directory, before a restart), so a card that fills up, or an NVML
+ *     that fails for a scan, does not withdraw devices that are still there; logged once at INFO when used;</li>
  * <li>otherwise the VF is skipped with a reason naming it, the type id and why.</li>
  * </ol>
  * Another card's catalog is never consulted: type ids are card-local. VFs are grouped by profile name
@@ -45,12 +45,22 @@ import org.slf4j.LoggerFactory;
  * <pre>{@code
  * Discovery found = new VendorVfioSource().discover(Host.of(Path.of("/")).withVgpuTypes(nvmlResolver));
  * }</pre>
- * Each VF records its type id as its identity ({@code vgpu-type:1152}); {@link #recheck} compares it with
- * {@code current_vgpu_type} now, so a VF reconfigured to another profile (or to none) is never handed out under
- * the old one.
+ * Each VF records its vendor, device and type ids as its identity ({@code vgpu-type:10de:2335:1152});
+ * {@link #recheck} compares them with its files now, so a VF reconfigured to another profile (or to none), or a
+ * function that is another device now, is never handed out under the old profile.
+ *
+ * <p>With a {@link Host#stateDirectory() state directory} the learned names survive restarts: the source owns the
+ * file {@code vendor-vfio-names.v1} there ({@link LearnedNamesFile}), reads it before its first scan of a root, and
+ * rewrites it after a scan that changed the names (never when the directory is only {@link
+ * dev.vgpu.core.spi.StateDirectory#forReading for reading}). A name from it is used only for the same card: PF
+ * address, PCI device id and NVIDIA driver version ({@code sys/module/nvidia/version}; {@code unknown} when absent,
+ * which matches only {@code unknown}), so a driver upgrade or another card in the slot forgets it.
+ * <pre>{@code
+ * Host host = Host.of(Path.of("/")).withStateDirectory(Path.of("/var/lib/vgpu"));
+ * }</pre>
  *
  * <p>Thread-safe; each scan keeps its own state, and the learned names ({@link TypeNameMemory}) are the only state
- * kept across scans, per host root and card: a card's names are forgotten when a scan no longer sees the card.
+ * kept across scans, per host root and card: a card's names are forgotten when a whole scan no longer sees it.
  */
 public final class VendorVfioSource implements DeviceSource {
 
@@ -59,8 +69,7 @@ public final class VendorVfioSource implements DeviceSource {
 
     private static final Logger LOG = LoggerFactory.getLogger(VendorVfioSource.class);
     private static final String CATALOG = "nvidia/creatable_vgpu_types";
-    private static final String CURRENT_TYPE = "nvidia/current_vgpu_type";
-    private static final IdentityCheck IDENTITY = new IdentityCheck("vgpu-type", "vGPU type");
+    private static final String CURRENT_TYPE = VfIdentity.CURRENT_TYPE;
 
     private final TypeNameMemory memory = new TypeNameMemory();
 
@@ -88,8 +97,8 @@ public final class VendorVfioSource implements DeviceSource {
      */
     @Override
     public Discovery discover(Host host) throws IOException {
-        ScanState state = new ScanState(host, new Scan(NAME, LOG),
-                new CardCatalogs(host.vgpuTypes(), memory, host.root()));
+        host.stateDirectory().ifPresent(directory -> memory.readState(host.root(), directory));
+        ScanState state = new ScanState(host, new Scan(NAME, LOG), new CardCatalogs(host, memory));
         for (PciBus.Entry entry : PciBus.listPci(host)) {
             inspect(entry.dir(), entry.name(), state);
         }
@@ -98,24 +107,21 @@ public final class VendorVfioSource implements DeviceSource {
         }
         // After naming: a catalog's name replaces a resolver's name in memory, never the other way.
         state.catalogs.remember(state.cards);
+        host.stateDirectory().ifPresent(directory -> memory.writeState(host.root(), directory));
         return state.scan.done();
     }
 
     /**
-     * Re-reads the VF's {@code nvidia/current_vgpu_type} and compares it with the type it was discovered with
-     * (recorded as identity {@code vgpu-type:1152}); {@code 0} or an empty file means its vGPU was destroyed.
+     * Re-reads the VF's {@code vendor}, {@code device} and {@code nvidia/current_vgpu_type} and compares them with
+     * what it was discovered with (recorded as identity {@code vgpu-type:10de:2335:1152}); {@code 0} or an empty
+     * type file means its vGPU was destroyed. See {@link VfIdentity}.
      */
     @Override
     public DeviceCheck recheck(Host host, Device device) {
         if (!SysfsFiles.isPciAddress(device.id())) {
             return DeviceCheck.same();
         }
-        Path dir = host.path(PciBus.PCI_DEVICES).resolve(device.id());
-        return IDENTITY.check(device, dir, () -> {
-            String text = SysfsFiles.readStripped(dir, CURRENT_TYPE, host.scanScope());
-            boolean number = !text.isEmpty() && text.length() <= 18 && SysfsFiles.isDigits(text);
-            return text.isEmpty() ? "0" : number ? Long.toString(Long.parseLong(text)) : text;
-        }, "0", "without a vGPU type (" + CURRENT_TYPE + " is 0)");
+        return VfIdentity.check(host, device);
     }
 
     /** What one scan collects; confined to the scanning thread. */
@@ -141,8 +147,8 @@ public final class VendorVfioSource implements DeviceSource {
     }
 
     /** A VF with a vGPU type configured, waiting for every catalog of the scan to be merged. */
-    private record ConfiguredVf(String bdf, PciAddress pf, long typeId, String group, OptionalInt numa,
-                                Optional<String> cdev) {
+    private record ConfiguredVf(String bdf, PciAddress pf, String vendor, String device, long typeId, String group,
+                                OptionalInt numa, Optional<String> cdev) {
     }
 
     private static void inspect(Path dir, String bdf, ScanState state) {
@@ -172,7 +178,7 @@ public final class VendorVfioSource implements DeviceSource {
             }
             PciAddress pf = physicalFunction(bdf, dir, state);
             if (pf != null) {
-                inspectVf(bdf, dir, pf, state);
+                inspectVf(bdf, dir, pf, vendor, state);
             }
         } catch (IOException e) {
             scan.failed(bdf, bound(bdf), dir, e);
@@ -217,7 +223,8 @@ public final class VendorVfioSource implements DeviceSource {
         return pf;
     }
 
-    private static void inspectVf(String bdf, Path dir, PciAddress pf, ScanState state) throws IOException {
+    private static void inspectVf(String bdf, Path dir, PciAddress pf, String vendor, ScanState state)
+            throws IOException {
         mergeCatalog(pf, bdf, dir, state);
         String current;
         try {
@@ -242,8 +249,9 @@ public final class VendorVfioSource implements DeviceSource {
             state.scan.ignore(bdf, "its driver link dangles, so it is not bound");
             return;
         }
+        String device = SysfsFiles.hexId(dir, "device", state.host.scanScope());
         String group = SysfsFiles.iommuGroup(dir);
-        state.configured.add(new ConfiguredVf(bdf, pf, Long.parseLong(current), group,
+        state.configured.add(new ConfiguredVf(bdf, pf, vendor, device, Long.parseLong(current), group,
                 SysfsFiles.numaNode(dir, state.host.scanScope()), SysfsFiles.vfioCdev(dir)));
     }
 
@@ -291,6 +299,6 @@ public final class VendorVfioSource implements DeviceSource {
         }
         state.scan.add(Device.builder(vf.bdf(), name.get(), NAME, Attachment.VFIO_PCI).parent(vf.pf())
                 .iommuGroup(vf.group()).numaNode(vf.numa()).vfioCdev(vf.cdev().orElse(null))
-                .identity(IDENTITY.identity(Long.toString(vf.typeId()))).build(), resolution.name());
+                .identity(VfIdentity.of(vf.vendor(), vf.device(), vf.typeId())).build(), resolution.name());
     }
 }

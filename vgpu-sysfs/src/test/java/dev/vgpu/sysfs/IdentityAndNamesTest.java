@@ -35,7 +35,7 @@ class IdentityAndNamesTest extends SourceTestBase {
         tree.configureVf("0000:1b:00.4", 1152);
         Device vf = device(scan(VENDOR), "0000:1b:00.4");
 
-        assertThat(vf.identity()).contains("vgpu-type:1152");
+        assertThat(vf.identity()).contains("vgpu-type:10de:26b9:1152");
         assertThat(VENDOR.recheck(host(), vf)).isEqualTo(DeviceCheck.same());
 
         tree.configureVf("0000:1b:00.4", 1155);
@@ -49,6 +49,47 @@ class IdentityAndNamesTest extends SourceTestBase {
 
         tree.removeFunction("0000:1b:00.4");
         assertThat(VENDOR.recheck(host(), vf)).isEqualTo(DeviceCheck.changed("vGPU type 1152", "gone"));
+    }
+
+    @Test
+    void aVfRecheckSeesAnotherVendorOrDeviceAtItsAddress() {
+        tree.sriovCard("0000:1b:00.0", 0x26b9).virtualFunctions(2, 100).catalog(L40S).create();
+        tree.configureVf("0000:1b:00.4", 1152);
+        Device vf = device(scan(VENDOR), "0000:1b:00.4");
+
+        tree.writeAttribute("0000:1b:00.4", "vendor", "0x8086\n");
+        assertThat(VENDOR.recheck(host(), vf)).isEqualTo(DeviceCheck.changed("vendor 10de", "vendor 8086"));
+        assertThat(VENDOR.recheck(host(), vf).describe("0000:1b:00.4")).isEqualTo(
+                "device 0000:1b:00.4 was vendor 10de when advertised and is now vendor 8086");
+
+        tree.writeAttribute("0000:1b:00.4", "vendor", "0x10de\n").writeAttribute("0000:1b:00.4", "device", "0x26ba\n");
+        assertThat(VENDOR.recheck(host(), vf)).isEqualTo(DeviceCheck.changed("device 26b9", "device 26ba"));
+
+        tree.writeAttribute("0000:1b:00.4", "vendor", "0x8086\n").configureVf("0000:1b:00.4", 1155);
+        assertThat(VENDOR.recheck(host(), vf)).isEqualTo(DeviceCheck.changed(
+                "vendor 10de, device 26b9, vGPU type 1152", "vendor 8086, device 26ba, vGPU type 1155"));
+
+        tree.writeAttribute("0000:1b:00.4", "vendor", "garbage\n");
+        assertThat(VENDOR.recheck(host(), vf).was()).isEqualTo("vendor 10de");
+        assertThat(VENDOR.recheck(host(), vf).now()).startsWith("unreadable (").contains("vendor");
+
+        tree.writeAttribute("0000:1b:00.4", "vendor", "0x10DE\n").writeAttribute("0000:1b:00.4", "device", "0x26B9\n")
+                .configureVf("0000:1b:00.4", 1152);
+        assertThat(VENDOR.recheck(host(), vf)).isEqualTo(DeviceCheck.same());
+    }
+
+    @Test
+    void aVfIdentityOfTheTypeOnlyFormIsCheckedOnItsType() {
+        tree.sriovCard("0000:1b:00.0", 0x26b9).virtualFunctions(1, 100).catalog(L40S).create();
+        tree.configureVf("0000:1b:00.4", 1152);
+        Device vf = device(scan(VENDOR), "0000:1b:00.4");
+        Device typeOnly = new Device(vf.id(), vf.resource(), vf.source(), vf.attachment(), vf.parent(),
+                vf.iommuGroup(), vf.numaNode(), vf.vfioCdev(), java.util.Optional.of("vgpu-type:1152"));
+
+        tree.writeAttribute("0000:1b:00.4", "vendor", "0x8086\n");
+        assertThat(VENDOR.recheck(host(), typeOnly)).isEqualTo(DeviceCheck.same());
+        tree.configureVf("0000:1b:00.4", 1153);
+        assertThat(VENDOR.recheck(host(), typeOnly)).isEqualTo(DeviceCheck.changed("vGPU type 1152", "vGPU type 1153"));
     }
 
     @Test

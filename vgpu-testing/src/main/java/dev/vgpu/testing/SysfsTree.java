@@ -188,6 +188,14 @@ public final class SysfsTree {
         return configureVf(vfBdf, 0);
     }
 
+    /**
+     * Writes the NVIDIA driver version the host reports, {@code sys/module/nvidia/version} (e.g. {@code 550.54.14});
+     * a host without that file has no NVIDIA driver loaded.
+     */
+    public SysfsTree nvidiaDriverVersion(String version) {
+        return writeFile("sys/module/nvidia/version", version + "\n");
+    }
+
     /** Rewrites one function's {@code nvidia/creatable_vgpu_types} (an empty map writes only the header). */
     public SysfsTree rewriteCatalog(String bdf, Map<Long, String> types) {
         return writeAttribute(bdf, "nvidia/creatable_vgpu_types", creatableTypesText(types));

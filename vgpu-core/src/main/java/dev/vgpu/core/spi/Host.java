@@ -3,6 +3,7 @@ package dev.vgpu.core.spi;
 import dev.vgpu.core.PciIds;
 import java.nio.file.Path;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Everything a source may read: the host root, optional helpers, and the memo of the scan in progress.
@@ -22,12 +23,17 @@ import java.util.Objects;
  * A host made any other way ({@link #of}, the three-argument constructor) has {@link ScanScope#none()}: sources
  * share nothing, so such a host may be kept and scanned with again and again.
  *
- * @param root      the directory that stands for the host's {@code /}
- * @param pciIds    device names from pci.ids ({@link PciIds#empty()} when not available)
- * @param vgpuTypes vGPU type names per physical GPU ({@link VgpuTypeResolver#none()} when not available)
- * @param scanScope the memo of one scan ({@link ScanScope#none()} when the host is not tied to one scan)
+ * <p>A host may name a {@link StateDirectory} ({@link #withStateDirectory}) where sources keep what they learned
+ * across restarts; without one (the default) they keep it in memory only, for the life of the source instance.
+ *
+ * @param root           the directory that stands for the host's {@code /}
+ * @param pciIds         device names from pci.ids ({@link PciIds#empty()} when not available)
+ * @param vgpuTypes      vGPU type names per physical GPU ({@link VgpuTypeResolver#none()} when not available)
+ * @param scanScope      the memo of one scan ({@link ScanScope#none()} when the host is not tied to one scan)
+ * @param stateDirectory where sources keep what they learned across restarts; empty = nowhere
  */
-public record Host(Path root, PciIds pciIds, VgpuTypeResolver vgpuTypes, ScanScope scanScope) {
+public record Host(Path root, PciIds pciIds, VgpuTypeResolver vgpuTypes, ScanScope scanScope,
+                   Optional<StateDirectory> stateDirectory) {
 
     /** Validates that nothing is null. */
     public Host {
@@ -35,9 +41,15 @@ public record Host(Path root, PciIds pciIds, VgpuTypeResolver vgpuTypes, ScanSco
         Objects.requireNonNull(pciIds, "pciIds");
         Objects.requireNonNull(vgpuTypes, "vgpuTypes");
         Objects.requireNonNull(scanScope, "scanScope");
+        Objects.requireNonNull(stateDirectory, "stateDirectory");
     }
 
-    /** A host tied to no scan ({@link ScanScope#none()}). */
+    /** A host without a state directory. */
+    public Host(Path root, PciIds pciIds, VgpuTypeResolver vgpuTypes, ScanScope scanScope) {
+        this(root, pciIds, vgpuTypes, scanScope, Optional.empty());
+    }
+
+    /** A host tied to no scan ({@link ScanScope#none()}), without a state directory. */
     public Host(Path root, PciIds pciIds, VgpuTypeResolver vgpuTypes) {
         this(root, pciIds, vgpuTypes, ScanScope.none());
     }
@@ -47,24 +59,35 @@ public record Host(Path root, PciIds pciIds, VgpuTypeResolver vgpuTypes, ScanSco
         return new Host(root, PciIds.empty(), VgpuTypeResolver.none());
     }
 
-    /** A copy with other pci.ids names (and the same scan scope). */
+    /** A copy with other pci.ids names (and the same scan scope and state directory). */
     public Host withPciIds(PciIds names) {
-        return new Host(root, names, vgpuTypes, scanScope);
+        return new Host(root, names, vgpuTypes, scanScope, stateDirectory);
     }
 
-    /** A copy with another vGPU type resolver (and the same scan scope). */
+    /** A copy with another vGPU type resolver (and the same scan scope and state directory). */
     public Host withVgpuTypes(VgpuTypeResolver resolver) {
-        return new Host(root, pciIds, resolver, scanScope);
+        return new Host(root, pciIds, resolver, scanScope, stateDirectory);
     }
 
     /** A copy with another scan scope; {@link ScanScope#none()} unties it from any scan. */
     public Host withScanScope(ScanScope scope) {
-        return new Host(root, pciIds, vgpuTypes, scope);
+        return new Host(root, pciIds, vgpuTypes, scope, stateDirectory);
+    }
+
+    /** A copy whose sources keep what they learn in {@code directory} (read and written). */
+    public Host withStateDirectory(Path directory) {
+        return withStateDirectory(StateDirectory.of(directory));
+    }
+
+    /** A copy with this state directory ({@link StateDirectory#forReading} for one that is only read). */
+    public Host withStateDirectory(StateDirectory directory) {
+        return new Host(root, pciIds, vgpuTypes, scanScope, Optional.of(directory));
     }
 
     /**
-     * A copy for one new scan: the same root and helpers with a {@link ScanScope#fresh() fresh} scan scope. Call it
-     * once per scan and give the result to every source of that scan; never keep it for the next scan.
+     * A copy for one new scan: the same root, helpers and state directory with a {@link ScanScope#fresh() fresh}
+     * scan scope. Call it once per scan and give the result to every source of that scan; never keep it for the next
+     * scan.
      */
     public Host forScan() {
         return withScanScope(ScanScope.fresh());

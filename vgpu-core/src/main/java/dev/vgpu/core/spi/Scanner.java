@@ -29,9 +29,8 @@ public final class Scanner {
 
     private static final Logger LOG = LoggerFactory.getLogger(Scanner.class);
 
-    private final Path hostRoot;
-    private final PciIds pciIds;
-    private final VgpuTypeResolver vgpuTypes;
+    /** Root, helpers and state directory of every scan; its own scan scope is never used. */
+    private final Host base;
     private final List<DeviceSource> sources;
     /** Cap of {@link #expectedScopeKeys}. */
     private static final int MAX_EXPECTED_SCOPE_KEYS = 1 << 16;
@@ -48,9 +47,22 @@ public final class Scanner {
      *                  allowed but logged as a warning, because nothing will ever be discovered
      */
     public Scanner(Path hostRoot, PciIds pciIds, VgpuTypeResolver vgpuTypes, List<DeviceSource> sources) {
-        this.hostRoot = Objects.requireNonNull(hostRoot, "hostRoot");
-        this.pciIds = Objects.requireNonNull(pciIds, "pciIds");
-        this.vgpuTypes = Objects.requireNonNull(vgpuTypes, "vgpuTypes");
+        this(new Host(hostRoot, pciIds, vgpuTypes), sources);
+    }
+
+    /**
+     * A scanner of {@code host}: its root, pci.ids names, vGPU type resolver and {@link Host#stateDirectory() state
+     * directory} are given to every scan, each with a fresh scan scope (the host's own scope is not used).
+     * <pre>{@code
+     * Scanner scanner = new Scanner(Host.of(Path.of("/")).withStateDirectory(Path.of("/var/lib/vgpu")),
+     *         DeviceSources.load());
+     * }</pre>
+     *
+     * @param host    the host to scan
+     * @param sources the sources to run, in this order (an empty list is logged as a warning)
+     */
+    public Scanner(Host host, List<DeviceSource> sources) {
+        this.base = Objects.requireNonNull(host, "host").withScanScope(ScanScope.none());
         this.sources = List.copyOf(sources);
         if (this.sources.isEmpty()) {
             LOG.warn("NO DEVICE SOURCES: nothing will ever be discovered. Put vgpu-sysfs (the built-in sources) or a "
@@ -116,8 +128,7 @@ public final class Scanner {
         // each physical GPU is asked at most once per scan.
         // The scope is sized from the last scan's key count (capped: a hint, not something a hostile host inflates).
         ConcurrentScanScope scope = new ConcurrentScanScope(expectedScopeKeys);
-        Host host = Host.of(hostRoot).withPciIds(pciIds).withVgpuTypes(VgpuTypeResolver.memoizing(vgpuTypes))
-                .withScanScope(scope);
+        Host host = base.withVgpuTypes(VgpuTypeResolver.memoizing(base.vgpuTypes())).withScanScope(scope);
         Snapshot.Builder next = Snapshot.builder();
         for (DeviceSource source : sources) {
             Discovery discovery;
