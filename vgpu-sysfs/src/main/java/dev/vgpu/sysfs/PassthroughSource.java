@@ -1,5 +1,6 @@
 package dev.vgpu.sysfs;
 
+import dev.vgpu.attach.internal.HostVfio;
 import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
@@ -189,7 +190,7 @@ public final class PassthroughSource implements DeviceSource {
                     + " (one device per group; the VM that gets it gets the whole group)");
             return groups;
         }
-        Optional<String> cdev = SysfsFiles.vfioCdev(dir);
+        Optional<String> cdev = HostVfio.vfioCdev(dir);
         Optional<String> pciName = host.pciIds().deviceName(PciBus.NVIDIA_VENDOR, device);
         Optional<ResourceName> name = ResourceName.forPciDeviceName(pciName.orElse(null), device);
         if (name.isEmpty()) {

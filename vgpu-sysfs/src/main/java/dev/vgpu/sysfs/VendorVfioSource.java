@@ -1,5 +1,6 @@
 package dev.vgpu.sysfs;
 
+import dev.vgpu.attach.internal.HostVfio;
 import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
@@ -252,7 +253,7 @@ public final class VendorVfioSource implements DeviceSource {
         String device = SysfsFiles.hexId(dir, "device", state.host.scanScope());
         String group = SysfsFiles.iommuGroup(dir);
         state.configured.add(new ConfiguredVf(bdf, pf, vendor, device, Long.parseLong(current), group,
-                SysfsFiles.numaNode(dir, state.host.scanScope()), SysfsFiles.vfioCdev(dir)));
+                SysfsFiles.numaNode(dir, state.host.scanScope()), HostVfio.vfioCdev(dir)));
     }
 
     /** Adds a function's catalog to its card's; a missing file adds nothing, a bad one is reported. */
