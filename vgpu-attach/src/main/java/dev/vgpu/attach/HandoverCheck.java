@@ -6,6 +6,7 @@ import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.DeviceCheck;
+import dev.vgpu.core.spi.Host;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,7 +20,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One handover's checks and answer ({@link Handovers}): PCI functions first (groups, cdevs, EGM), then mediated
- * devices. Reads every file it needs once. Confined to the calling thread; made per call.
+ * devices. Reads every file it needs once: a group's member listing through the handover's scope, which the
+ * sources' re-checks share. Confined to the calling thread; made per call.
  */
 final class HandoverCheck {
 
@@ -27,6 +29,8 @@ final class HandoverCheck {
     private static final String CONTAINER = "/dev/vfio/vfio";
 
     private final HostVfio files;
+    /** The host with this handover's scope, for the sources' re-checks and the group listings. */
+    private final Host scoped;
     private final SourceRechecks rechecks;
     private final Snapshot snapshot;
     private final VfioNodes vfioNodes;
@@ -34,9 +38,10 @@ final class HandoverCheck {
     /** Every node of the handover by path, in answer order. */
     private final Map<String, DeviceNode> nodes = new LinkedHashMap<>();
 
-    HandoverCheck(HostVfio files, SourceRechecks rechecks, Snapshot snapshot, VfioNodes vfioNodes,
+    HandoverCheck(HostVfio files, Host scoped, SourceRechecks rechecks, Snapshot snapshot, VfioNodes vfioNodes,
                   Set<String> loggedWithoutCdev) {
         this.files = files;
+        this.scoped = scoped;
         this.rechecks = rechecks;
         this.snapshot = snapshot;
         this.vfioNodes = vfioNodes;
@@ -89,7 +94,7 @@ final class HandoverCheck {
                     + " is not a PCI address")));
             verify(device, group, mustHaveCdev);
             Set<String> ofGroup = functionsByGroup.computeIfAbsent(group, g -> new TreeSet<>());
-            List<String> listed = groups.computeIfAbsent(group, files::groupFunctions);
+            List<String> listed = groups.computeIfAbsent(group, g -> HostVfio.groupFunctions(scoped, g));
             functions.addAll(listed);
             ofGroup.addAll(listed);
             for (Device member : snapshot.groupMembers(group)) {
@@ -199,7 +204,7 @@ final class HandoverCheck {
 
     /** Asks the device's source whether it is still what was advertised. */
     private void verifyIdentity(Device device) throws Refusal {
-        DeviceCheck check = rechecks.recheck(device);
+        DeviceCheck check = rechecks.recheck(device, scoped);
         if (!check.unchanged()) {
             throw new Refusal(check.describe(device.id()));
         }

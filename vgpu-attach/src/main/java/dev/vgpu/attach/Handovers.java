@@ -42,12 +42,14 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class Handovers {
 
+    private final Host host;
     private final HostVfio files;
     private final SourceRechecks rechecks;
     /** Functions whose missing cdev was logged; bounded by the functions ever handed over. */
     private final Set<String> loggedWithoutCdev = ConcurrentHashMap.newKeySet();
 
     private Handovers(Host host, Collection<? extends DeviceSource> sources) {
+        this.host = host;
         this.files = new HostVfio(host.root());
         this.rechecks = new SourceRechecks(host, sources);
     }
@@ -98,7 +100,8 @@ public final class Handovers {
         if (devices.isEmpty()) {
             return new Handover.Refused("no devices to hand over");
         }
-        return new HandoverCheck(files, rechecks, snapshot, nodes, loggedWithoutCdev)
+        // One scope per handover: a file that the sources' re-checks and the checks here both need is read once.
+        return new HandoverCheck(files, host.forScan(), rechecks, snapshot, nodes, loggedWithoutCdev)
                 .run(List.copyOf(new LinkedHashSet<>(devices)));
     }
 

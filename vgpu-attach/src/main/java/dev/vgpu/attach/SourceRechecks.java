@@ -34,12 +34,17 @@ final class SourceRechecks {
 
     /** Whether the device is still what its source advertised. Never throws (but for a JVM error). */
     DeviceCheck recheck(Device device) {
+        return recheck(device, host);
+    }
+
+    /** {@link #recheck(Device)} on {@code scoped}, this host with the scope of one handover. */
+    DeviceCheck recheck(Device device, Host scoped) {
         DeviceSource source = bySource.get(device.source());
         if (source == null) {
             return DeviceCheck.same();
         }
         try {
-            DeviceCheck check = source.recheck(host, device);
+            DeviceCheck check = source.recheck(scoped, device);
             return check != null ? check : DeviceCheck.changed("as advertised", "not checkable (source "
                     + source.name() + " answered nothing)");
         } catch (VirtualMachineError e) {

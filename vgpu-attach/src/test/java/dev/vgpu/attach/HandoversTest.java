@@ -11,10 +11,12 @@ import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
+import dev.vgpu.core.spi.ScanScope;
 import dev.vgpu.testing.SysfsTree;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -35,6 +37,8 @@ class HandoversTest {
     SysfsTree host;
     /** What the stub source answers to every re-check. */
     final AtomicReference<DeviceCheck> answer = new AtomicReference<>(DeviceCheck.same());
+    /** The scope of every re-check, in call order. */
+    final List<ScanScope> scopes = new CopyOnWriteArrayList<>();
     Handovers handovers;
     Snapshot snapshot;
 
@@ -134,6 +138,18 @@ class HandoversTest {
     }
 
     @Test
+    void theReChecksOfOneHandoverShareOneScopeSoAFileIsReadOnceAndTheNextHandoverReadsAfresh() {
+        handovers.check(snapshot, H200, List.of("0000:41:00.0", "0000:42:00.0"), VfioNodes.LEGACY);
+        handovers.check(snapshot, H200, List.of("0000:41:00.0"), VfioNodes.LEGACY);
+        handovers.recheck(snapshot.device("0000:41:00.0").orElseThrow());
+
+        assertThat(scopes).hasSize(4);
+        assertThat(scopes.get(0)).isSameAs(scopes.get(1)).isNotSameAs(ScanScope.none());
+        assertThat(scopes.get(2)).isNotSameAs(scopes.get(0)).isNotSameAs(ScanScope.none());
+        assertThat(scopes.get(3)).as("a health re-check reads anew").isSameAs(ScanScope.none());
+    }
+
+    @Test
     void theGroupNodeIsPresentOnlyForAGroupNameAKernelMakes() {
         assertThat(handovers.groupNodePresent("41")).isTrue();
         assertThat(handovers.groupNodePresent("77")).isFalse();
@@ -163,6 +179,7 @@ class HandoversTest {
 
         @Override
         public DeviceCheck recheck(Host h, Device device) {
+            scopes.add(h.scanScope());
             return answer.get();
         }
     }

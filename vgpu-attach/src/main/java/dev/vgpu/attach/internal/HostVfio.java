@@ -1,8 +1,10 @@
 package dev.vgpu.attach.internal;
 
 import dev.vgpu.core.spi.AttributeFiles;
+import dev.vgpu.core.spi.Host;
 import java.io.File;
 import java.io.IOException;
+import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
@@ -17,7 +19,8 @@ import java.util.regex.Pattern;
  * §1a, §3). Not API: exported only to the built-in sources, which record a function's VFIO cdev with
  * {@link #vfioCdev(Path)}, the one lookup a handover uses too.
  *
- * <p>Stateless and thread-safe; every method reads the file system anew. Links are read with {@code readlink}
+ * <p>Stateless and thread-safe; every method reads the file system anew, but {@link #groupListing}, which reads once
+ * per scope. Links are read with {@code readlink}
  * and only their last path component is used, as the kernel's relative links require. Files are read only through
  * {@link AttributeFiles} (regular files, at most 64 KiB), the same reader discovery uses.
  */
@@ -121,12 +124,70 @@ public final class HostVfio {
                 : Optional.empty();
     }
 
-    /** The functions the kernel lists in an IOMMU group, sorted; empty when the group directory is unreadable. */
-    public List<String> groupFunctions(String group) {
-        if (!isGroupName(group)) {
+    /**
+     * The functions the kernel lists in an IOMMU group ({@link #groupListing}), sorted; empty when the group's
+     * {@code devices/} cannot be listed or the name is no group name.
+     */
+    public static List<String> groupFunctions(Host host, String group) {
+        if (!isGroupName(group) || !(groupListing(host, group) instanceof GroupListing.Listed listed)) {
             return List.of();
         }
-        return names(root.resolve("sys/kernel/iommu_groups").resolve(group).resolve("devices"));
+        List<String> sorted = new ArrayList<>(listed.names());
+        sorted.sort(null);
+        return sorted;
+    }
+
+    /**
+     * What {@code sys/kernel/iommu_groups/<group>/devices} lists, in directory order, or why it cannot be listed;
+     * read once per {@link Host#scanScope() scope}, so that a source judging the group and a handover checking its
+     * members list it once between them.
+     *
+     * @param group a decimal group name ({@link #isGroupName})
+     */
+    public static GroupListing groupListing(Host host, String group) {
+        return host.scanScope().computeIfAbsent(new GroupListingKey(
+                host.path("sys/kernel/iommu_groups").resolve(group).resolve("devices")), HostVfio::list);
+    }
+
+    /** A group's member listing: the names, or the failure of listing them. */
+    public sealed interface GroupListing permits GroupListing.Listed, GroupListing.Unlisted {
+
+        /**
+         * The entries' names, in directory order.
+         *
+         * @param names the names
+         */
+        record Listed(List<String> names) implements GroupListing {
+            /** Copies the list. */
+            public Listed {
+                names = List.copyOf(names);
+            }
+        }
+
+        /**
+         * The directory cannot be listed.
+         *
+         * @param failure why: a {@link java.nio.file.NoSuchFileException} when it is missing
+         */
+        record Unlisted(IOException failure) implements GroupListing {
+        }
+    }
+
+    private record GroupListingKey(Path devices) {
+    }
+
+    private static GroupListing list(GroupListingKey key) {
+        List<String> names = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(key.devices())) {
+            for (Path entry : entries) {
+                names.add(entry.getFileName().toString());
+            }
+        } catch (IOException e) {
+            return new GroupListing.Unlisted(e);
+        } catch (DirectoryIteratorException e) {
+            return new GroupListing.Unlisted(e.getCause());
+        }
+        return new GroupListing.Listed(names);
     }
 
     /** The VFIO device cdev of the function at {@code bdf} ({@link #vfioCdev(Path)}). */
