@@ -8,6 +8,7 @@
  */
 module dev.vgpu.deviceplugin {
     requires transitive dev.vgpu.core;
+    requires dev.vgpu.attach;
     requires org.slf4j;
     requires io.grpc;
     requires io.grpc.stub;

@@ -7,6 +7,8 @@
  */
 module dev.vgpu.sysfs {
     requires transitive dev.vgpu.core;
+    // The VFIO cdev lookup that handovers use too (dev.vgpu.attach.internal, exported to this module only).
+    requires dev.vgpu.attach;
     requires org.slf4j;
 
     exports dev.vgpu.sysfs;

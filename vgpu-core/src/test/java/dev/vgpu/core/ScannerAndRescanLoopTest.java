@@ -137,8 +137,8 @@ class ScannerAndRescanLoopTest {
             assertThat(host.root()).isEqualTo(root);
             assertThat(host.pciIds()).isSameAs(names);
             assertThat(host.stateDirectory()).contains(StateDirectory.forReading(root.resolve("state")));
-            assertThat(host.vgpuTypes().supportedTypes(PciAddress.parse("0000:1b:00.0")).names())
-                    .containsEntry(1L, "X");
+            assertThat(host.vgpuTypes().supportedTypes(PciAddress.parse("0000:1b:00.0")))
+                    .isEqualTo(VgpuTypeNames.of(Map.of(1L, "X")));
         });
         assertThat(seen.get(0).scanScope()).isNotSameAs(seen.get(1).scanScope());
         assertThat(new Scanner(root, names, resolver, List.of(recorder)).run(Snapshot.empty()).failures()).isEmpty();

@@ -40,7 +40,7 @@ final class DevicePluginService extends DevicePluginGrpc.DevicePluginImplBase {
     DevicePluginService(ResourcePlugin plugin, PluginEnvironment env) {
         this.plugin = plugin;
         this.env = env;
-        this.allocations = new AllocateResponses(env.files(), env.rechecks());
+        this.allocations = new AllocateResponses(env.handovers());
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.vgpu.deviceplugin;
 
+import dev.vgpu.attach.Handovers;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
@@ -13,7 +14,7 @@ import java.util.function.Supplier;
 /**
  * What every plugin of one manager shares; owned and closed by the {@link PluginManager}.
  *
- * @param files          sysfs and devfs under the host root
+ * @param handovers      the checks and answers of Allocate, group-node presence and identity re-checks for health
  * @param pluginDir      the device-plugin directory holding {@code kubelet.sock} and the plugin sockets
  * @param snapshots      the snapshot current now (one atomic reference in the manager)
  * @param scheduler      runs registration attempts, backoff timers and health checks
@@ -21,25 +22,23 @@ import java.util.function.Supplier;
  * @param backoffInitial first registration retry delay
  * @param backoffMax     cap of the registration retry delay
  * @param gpuFaulty      whether a device's GPU has a fault reported now (XID)
- * @param rechecks       asks a device's source whether it is still what was advertised
  * @param observer       hears RPC outcomes and registrations, for metrics
  */
-record PluginEnvironment(HostFiles files, Path pluginDir, Supplier<Snapshot> snapshots,
+record PluginEnvironment(Handovers handovers, Path pluginDir, Supplier<Snapshot> snapshots,
                          ScheduledExecutorService scheduler, UnixDomainTransport kubeletClient,
                          Duration backoffInitial, Duration backoffMax, Predicate<Device> gpuFaulty,
-                         Rechecks rechecks, PluginObserver observer) {
+                         PluginObserver observer) {
 
     /** The file name of the kubelet's registration socket. */
     static final String KUBELET_SOCKET = "kubelet.sock";
 
     PluginEnvironment {
-        Objects.requireNonNull(files, "files");
+        Objects.requireNonNull(handovers, "handovers");
         Objects.requireNonNull(pluginDir, "pluginDir");
         Objects.requireNonNull(snapshots, "snapshots");
         Objects.requireNonNull(scheduler, "scheduler");
         Objects.requireNonNull(kubeletClient, "kubeletClient");
         Objects.requireNonNull(gpuFaulty, "gpuFaulty");
-        Objects.requireNonNull(rechecks, "rechecks");
         Objects.requireNonNull(observer, "observer");
         if (backoffInitial.isNegative() || backoffInitial.isZero() || backoffMax.compareTo(backoffInitial) < 0) {
             throw new IllegalArgumentException("registration backoff needs 0 < initial <= max, got " + backoffInitial

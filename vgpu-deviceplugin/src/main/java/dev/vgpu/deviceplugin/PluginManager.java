@@ -1,5 +1,6 @@
 package dev.vgpu.deviceplugin;
 
+import dev.vgpu.attach.Handovers;
 import dev.vgpu.core.Durations;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
@@ -98,9 +99,8 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         this.kubeletClient = UnixDomainTransport.create("vgpu-dp-grpc", 1, 2);
         HostFiles files = new HostFiles(b.hostRoot);
         this.faults = new GpuFaults(files, () -> plugins.values(), scheduler);
-        this.env = new PluginEnvironment(files, b.devicePluginDir, snapshot::get, scheduler,
-                kubeletClient, b.backoffInitial, b.backoffMax, faults::faulty,
-                new Rechecks(Host.of(b.hostRoot), b.sources), b.observer);
+        this.env = new PluginEnvironment(Handovers.forHost(Host.of(b.hostRoot), b.sources), b.devicePluginDir,
+                snapshot::get, scheduler, kubeletClient, b.backoffInitial, b.backoffMax, faults::faulty, b.observer);
         try {
             this.checks = new PluginChecks(() -> plugins.values(), this::noticeKubelet, scheduler,
                     List.of(b.devicePluginDir, b.hostRoot.resolve("dev/vfio")), b.healthPollInterval.toNanos());

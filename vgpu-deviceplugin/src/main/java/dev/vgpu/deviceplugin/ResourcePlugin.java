@@ -76,7 +76,7 @@ final class ResourcePlugin {
         this.registrar = new Registrar(name, socket.map(s -> s.getFileName().toString()).orElse(""), env, OPTIONS);
         this.service = new DevicePluginService(this, env);
         this.streams = new DeviceListStreams(name.fullName());
-        this.advertised = AdvertisedDevices.none().replace(initial.devices(), env.files()::groupNodePresent,
+        this.advertised = AdvertisedDevices.none().replace(initial.devices(), env.handovers()::groupNodePresent,
                 env.gpuFaulty());
     }
 
@@ -130,7 +130,7 @@ final class ResourcePlugin {
             // Under stateLock: a GPU-fault mark (queued on the scheduler) must not be lost between read and publish.
             synchronized (stateLock) {
                 AdvertisedDevices before = advertised;
-                publish(advertised.replace(next.devices(), env.files()::groupNodePresent, env.gpuFaulty()));
+                publish(advertised.replace(next.devices(), env.handovers()::groupNodePresent, env.gpuFaulty()));
                 logNumaMix(before, advertised);
             }
         } finally {
@@ -211,8 +211,8 @@ final class ResourcePlugin {
         Map<String, Boolean> groupNodes = new HashMap<>();
         Map<String, String> identityChanges = new HashMap<>();
         for (Device device : current.devices()) {
-            device.iommuGroup().ifPresent(g -> groupNodes.computeIfAbsent(g, env.files()::groupNodePresent));
-            DeviceCheck check = env.rechecks().recheck(device);
+            device.iommuGroup().ifPresent(g -> groupNodes.computeIfAbsent(g, env.handovers()::groupNodePresent));
+            DeviceCheck check = env.handovers().recheck(device);
             identityChanges.put(device.id(), check.unchanged() ? "" : check.describe(device.id()));
         }
         synchronized (stateLock) {

@@ -22,8 +22,11 @@ import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.core.spi.Discovery;
+import dev.vgpu.core.spi.Host;
+import dev.vgpu.sysfs.PassthroughSource;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -152,6 +155,21 @@ class AllocateTest {
         assertThat(paths(only(h.kubelet.allocate(H200.fullName(), List.of("0000:41:00.0")))))
                 .containsExactly("/dev/vfio/vfio", "/dev/iommu", "/dev/vfio/41", "/dev/vfio/devices/vfio3",
                         "/dev/vfio/devices/vfio4");
+    }
+
+    @Test
+    void onAHostileVfioDevDirectoryAllocateHandsOutTheCdevDiscoveryRecorded() throws Exception {
+        h.host.iommufd();
+        // Next to the kernel's vfio5, a directory whose name no kernel makes: before, Allocate handed out
+        // "/dev/vfio/devices/vfio 1" while discovery recorded vfio5.
+        Files.createDirectories(h.host.devicePath("0000:42:00.0").orElseThrow().resolve("vfio-dev/vfio 1"));
+
+        Device discovered = new PassthroughSource().discover(Host.of(h.host.root())).devices().stream()
+                .filter(d -> d.id().equals("0000:42:00.0")).findFirst().orElseThrow();
+
+        assertThat(discovered.vfioCdev()).contains("vfio5");
+        assertThat(paths(only(h.kubelet.allocate(H200.fullName(), List.of("0000:42:00.0")))))
+                .containsExactly("/dev/vfio/vfio", "/dev/iommu", "/dev/vfio/42", "/dev/vfio/devices/vfio5");
     }
 
     @Test

@@ -32,6 +32,8 @@ class HealthTest {
     @Test
     void groupNodeThatDisappearsAndComesBackFlipsHealthThroughTheDirectoryWatch() {
         try (Harness h = Harness.watchOnly(tmp)) {
+            h.host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).create();
+            h.host.passthroughGpu("0000:42:00.0", 0x2335).iommuGroup(42).numa(0).create();
             h.host.addGroupNode(41).addGroupNode(42);
             h.apply(snapshot(passthrough("0000:41:00.0", 41, 0), passthrough("0000:42:00.0", 42, 0)));
             h.await(k -> health(k, H200.fullName()).equals(Map.of("0000:41:00.0", true, "0000:42:00.0", true)));
@@ -47,6 +49,7 @@ class HealthTest {
     @Test
     void thePeriodicCheckFindsNodesThatNoWatchReported() {
         try (Harness h = Harness.start(tmp)) {
+            h.host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).create();
             h.host.delete("dev/vfio");
             h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
             h.await(k -> health(k, H200.fullName()).equals(Map.of("0000:41:00.0", false)));

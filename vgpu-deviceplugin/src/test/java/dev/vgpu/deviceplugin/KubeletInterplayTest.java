@@ -35,7 +35,7 @@ class KubeletInterplayTest {
     @Test
     void registersOnceTheKubeletStartsLateAndServesMeanwhile() {
         try (Harness h = Harness.withoutKubelet(tmp)) {
-            h.host.addGroupNode(41);
+            h.host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).create();
             h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
             await().atMost(Harness.WAIT).until(() -> Files.exists(h.pluginDir.resolve(H200.socketFileName())));
             assertThat(h.manager.plugin(H200).registered()).isFalse();
@@ -91,7 +91,7 @@ class KubeletInterplayTest {
     @Test
     void aNewKubeletSocketAloneTriggersReRegistrationOnTheSameSocket() {
         try (Harness h = Harness.watchOnly(tmp)) {
-            h.host.addGroupNode(41);
+            h.host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).create();
             h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
             h.await(k -> k.streaming(H200.fullName()));
             h.kubelet.close();
@@ -108,7 +108,7 @@ class KubeletInterplayTest {
     @Test
     void aDeletedPluginSocketAloneIsServedAgainAndReRegistered() throws Exception {
         try (Harness h = Harness.watchOnly(tmp)) {
-            h.host.addGroupNode(41);
+            h.host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).create();
             h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
             h.await(k -> k.streaming(H200.fullName()));
 
@@ -123,7 +123,7 @@ class KubeletInterplayTest {
     @Test
     void aFileRenamedOverTheLivePluginSocketIsNoticedAndTheSocketServedAgain() throws Exception {
         try (Harness h = Harness.start(tmp)) {
-            h.host.addGroupNode(41);
+            h.host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).create();
             h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
             h.await(k -> k.streaming(H200.fullName()));
             Path socket = h.pluginDir.resolve(H200.socketFileName());
@@ -142,7 +142,7 @@ class KubeletInterplayTest {
     @Test
     void anotherSocketBoundAtThePluginPathIsNoticedAndTheSocketServedAgain() throws Exception {
         try (Harness h = Harness.start(tmp)) {
-            h.host.addGroupNode(41);
+            h.host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).create();
             h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
             h.await(k -> k.streaming(H200.fullName()));
             Path socket = h.pluginDir.resolve(H200.socketFileName());
@@ -163,7 +163,7 @@ class KubeletInterplayTest {
     void closeStopsEveryPluginWithoutRetiringAndDeletesSockets() {
         Harness h = Harness.start(tmp);
         try {
-            h.host.addGroupNode(41);
+            h.host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).create();
             h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
             h.await(k -> k.streaming(H200.fullName()));
             int updates = h.kubelet.listUpdates(H200.fullName());

@@ -11,6 +11,7 @@ import static dev.vgpu.deviceplugin.Fixtures.vf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.vgpu.attach.Handovers;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
@@ -50,9 +51,9 @@ class LifecycleTest {
         try (StandInKubelet kubelet = StandInKubelet.start(dir);
              UnixDomainTransport kubeletClient = UnixDomainTransport.create("race-client", 1, 1)) {
             Snapshot snapshot = snapshot(passthrough("0000:41:00.0", 41, 0));
-            PluginEnvironment env = new PluginEnvironment(new HostFiles(tmp.resolve("host")), dir, () -> snapshot,
-                    scheduler, kubeletClient, Duration.ofMillis(5), Duration.ofMillis(50), d -> false,
-                    new Rechecks(Host.of(tmp.resolve("host")), List.of()), PluginObserver.NONE);
+            PluginEnvironment env = new PluginEnvironment(Handovers.forHost(Host.of(tmp.resolve("host")), List.of()),
+                    dir, () -> snapshot, scheduler, kubeletClient, Duration.ofMillis(5), Duration.ofMillis(50),
+                    d -> false, PluginObserver.NONE);
             CyclicBarrier go = new CyclicBarrier(2);
             for (int i = 0; i < 1_000; i++) {
                 ResourcePlugin plugin = new ResourcePlugin(snapshot.resource(H200).orElseThrow(), env);

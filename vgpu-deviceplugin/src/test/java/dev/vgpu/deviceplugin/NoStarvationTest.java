@@ -84,7 +84,7 @@ class NoStarvationTest {
     @Test
     void gpuFaultMarksAreAppliedInTheOrderTheyWereMade() {
         try (Harness h = Harness.start(tmp)) {
-            h.host.addGroupNode(41);
+            h.host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).create();
             h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
             h.await(k -> k.streaming(H200.fullName()));
             PciAddress gpu = PciAddress.parse("0000:41:00.0");

@@ -47,7 +47,8 @@ class RegistrationAndStreamTest {
     @Test
     void firstListCarriesHealthAndNoNumaNodeForAnyDeviceWhenOneLacksIt() {
         try (Harness h = Harness.start(tmp)) {
-            h.host.addGroupNode(41).addGroupNode(42);
+            h.host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(1).create();
+            h.host.passthroughGpu("0000:42:00.0", 0x2335).iommuGroup(42).numa(0).create();
             var unknownNuma = dev.vgpu.core.Device.builder("0000:42:00.0", H200, "passthrough",
                     dev.vgpu.core.Attachment.VFIO_PCI).iommuGroup("42").numaNode(-1).build();
             h.apply(snapshot(passthrough("0000:41:00.0", 41, 1), unknownNuma));
@@ -62,7 +63,9 @@ class RegistrationAndStreamTest {
     @Test
     void updateSendsTheNewListKeepingHealthOfDevicesThatStay() {
         try (Harness h = Harness.start(tmp)) {
-            h.host.addGroupNode(41).addGroupNode(43);
+            h.host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).create();
+            h.host.passthroughGpu("0000:42:00.0", 0x2335).iommuGroup(42).numa(0).withoutGroupNode().create();
+            h.host.passthroughGpu("0000:43:00.0", 0x2335).iommuGroup(43).numa(0).create();
             h.apply(snapshot(passthrough("0000:41:00.0", 41, 0), passthrough("0000:42:00.0", 42, 0)));
             h.await(k -> k.resources().containsKey(H200.fullName()));
             assertThat(h.kubelet.resources().get(H200.fullName())).extracting(DeviceState::health)

@@ -36,7 +36,8 @@ class StreamsTest {
     @Test
     void everyOpenStreamGetsEveryUpdate() {
         try (Harness h = Harness.start(tmp); UnixDomainTransport client = UnixDomainTransport.create("test", 1, 1)) {
-            h.host.addGroupNode(41).addGroupNode(42);
+            h.host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).create();
+            h.host.passthroughGpu("0000:42:00.0", 0x2335).iommuGroup(42).numa(0).create();
             h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
             h.await(k -> k.streaming(H200.fullName()));
             ManagedChannel channel = client.dial(h.pluginDir.resolve(H200.socketFileName()));

@@ -77,12 +77,14 @@ public final class NvmlProbe {
                 continue;
             }
             VgpuTypeNames types = nvml.vgpuTypeResolver().supportedTypes(gpu);
-            if (types.error().isPresent()) {
-                out.println("  supported vGPU types: " + types.error().get());
-            } else {
-                out.println("  supported vGPU types: " + types.names().size());
-                types.names().entrySet().stream().sorted(java.util.Map.Entry.comparingByKey())
+            if (types instanceof VgpuTypeNames.Answered answered) {
+                out.println("  supported vGPU types: " + answered.names().size());
+                answered.names().entrySet().stream().sorted(java.util.Map.Entry.comparingByKey())
                         .forEach(e -> out.println("    " + e.getKey() + " : " + e.getValue()));
+            } else if (types instanceof VgpuTypeNames.Unavailable unavailable) {
+                out.println("  supported vGPU types: " + unavailable.reason());
+            } else if (types instanceof VgpuTypeNames.Failed failed) {
+                out.println("  supported vGPU types: " + failed.reason());
             }
             try {
                 long supported = api.supportedEventTypes(device, gpu.toString());

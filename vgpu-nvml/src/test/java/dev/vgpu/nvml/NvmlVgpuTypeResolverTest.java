@@ -81,8 +81,8 @@ class NvmlVgpuTypeResolverTest {
     void listLongerThanTheFirstBufferTakesOneInsufficientSizeRetry() {
         VgpuTypeNames answer = nvml.vgpuTypeResolver().supportedTypes(GPU2_MANY_TYPES);
 
-        assertThat(answer.error()).isEmpty();
-        assertThat(answer.names()).hasSize(40).containsKeys(3000L, 3039L);
+        assertThat(answer).isInstanceOfSatisfying(VgpuTypeNames.Answered.class,
+                answered -> assertThat(answered.names()).hasSize(40).containsKeys(3000L, 3039L));
         assertThat(answer.name(3001)).contains("NVIDIA RTX Pro 6000 Blackwell DC-2-4Q");
         assertThat(answer.name(3039)).as("63 characters fill the 64-byte buffer")
                 .contains("NVIDIA RTX Pro 6000 Blackwell Server Edition DC-4-96Q-LONGNAME1");
@@ -118,8 +118,7 @@ class NvmlVgpuTypeResolverTest {
     void typeIdOutsideTheCardsListIsAnAnsweredUnknownNotAnError() {
         VgpuTypeNames answer = nvml.vgpuTypeResolver().supportedTypes(GPU0);
 
-        assertThat(answer.failed()).isFalse();
-        assertThat(answer.error()).isEmpty();
+        assertThat(answer).isInstanceOf(VgpuTypeNames.Answered.class);
         assertThat(answer.name(1145)).as("card 1 supports 1145, card 0 does not").isEmpty();
     }
 
@@ -133,13 +132,14 @@ class NvmlVgpuTypeResolverTest {
         stub.stub_fail_bus_id_lookups(card, NvmlStub.GPU_IS_LOST, times);
 
         assertThat(resolver.supportedTypes(other)).as("another card").isEqualTo(resolver.supportedTypes(other));
-        assertThat(resolver.supportedTypes(other).failed()).isFalse();
+        assertThat(resolver.supportedTypes(other)).isInstanceOf(VgpuTypeNames.Answered.class);
         for (int i = 0; i < times; i++) {
             assertThat(resolver.supportedTypes(lost)).as("ask %d", i).isEqualTo(VgpuTypeNames.failed(String.format(
                     "NVML_ERROR_GPU_IS_LOST from nvmlDeviceGetHandleByPciBusId_v2(%s): GPU is lost", lost)));
         }
         assertThat(resolver.supportedTypes(lost)).isEqualTo(healthy);
-        assertThat(healthy.names()).isNotEmpty();
+        assertThat(healthy).isInstanceOfSatisfying(VgpuTypeNames.Answered.class,
+                answered -> assertThat(answered.names()).isNotEmpty());
     }
 
     @Test
@@ -168,7 +168,7 @@ class NvmlVgpuTypeResolverTest {
 
         VgpuTypeNames answer = resolver.supportedTypes(GPU0);
 
-        assertThat(answer.error()).contains("NVML_ERROR_UNINITIALIZED: NVML has been closed");
+        assertThat(answer).isEqualTo(VgpuTypeNames.unavailable("NVML_ERROR_UNINITIALIZED: NVML has been closed"));
         assertThat(stub.stub_calls(BY_BUS_ID, -1)).isZero();
     }
 
@@ -197,7 +197,9 @@ class NvmlVgpuTypeResolverTest {
                 racing.close();
                 for (Future<List<VgpuTypeNames>> worker : workers) {
                     for (VgpuTypeNames answer : worker.get(60, TimeUnit.SECONDS)) {
-                        assertThat(answer.error().isEmpty() ? answer.names().size() : answer.error().get())
+                        assertThat(answer instanceof VgpuTypeNames.Answered answered ? answered.names().size()
+                                : answer instanceof VgpuTypeNames.Unavailable unavailable ? unavailable.reason()
+                                : ((VgpuTypeNames.Failed) answer).reason())
                                 .isIn(2, 3, "NVML_ERROR_UNINITIALIZED: NVML has been closed",
                                         "NVML_ERROR_UNINITIALIZED from Nvml.lease: NVML has been closed");
                     }

@@ -301,11 +301,11 @@ class RecoveringNvmlTest {
 
             VgpuTypeResolver firstScan = VgpuTypeResolver.memoizing(nvml.vgpuTypeResolver());
             VgpuTypeNames lost = firstScan.supportedTypes(GPU0);
-            assertThat(lost.failed()).isTrue();
-            assertThat(lost.error().orElseThrow())
-                    .startsWith("NVML_ERROR_GPU_IS_LOST from nvmlDeviceGetHandleByPciBusId_v2(0000:41:00.0): GPU is lost");
+            assertThat(lost).isInstanceOfSatisfying(VgpuTypeNames.Failed.class, failed -> assertThat(failed.reason())
+                    .startsWith("NVML_ERROR_GPU_IS_LOST from nvmlDeviceGetHandleByPciBusId_v2(0000:41:00.0): GPU is lost"));
             assertThat(firstScan.supportedTypes(GPU0)).as("memoized within the scan").isEqualTo(lost);
-            assertThat(firstScan.supportedTypes(GPU1).failed()).as("another card is not affected").isFalse();
+            assertThat(firstScan.supportedTypes(GPU1)).as("another card is not affected")
+                    .isInstanceOf(VgpuTypeNames.Answered.class);
 
             assertThat(nvml.retry()).as("one card's error does not take NVML down").isTrue();
             VgpuTypeResolver secondScan = VgpuTypeResolver.memoizing(nvml.vgpuTypeResolver());
@@ -329,8 +329,8 @@ class RecoveringNvmlTest {
         assertThat(watcher.isAlive()).isFalse();
         assertThat(nvml.available()).isFalse();
         assertThat(nvml.retry()).isFalse();
-        assertThat(nvml.vgpuTypeResolver().supportedTypes(GPU0).failed()).isFalse();
-        assertThat(nvml.vgpuTypeResolver().supportedTypes(GPU0).error().orElseThrow()).contains("closed");
+        assertThat(nvml.vgpuTypeResolver().supportedTypes(GPU0)).isInstanceOfSatisfying(VgpuTypeNames.Unavailable.class,
+                unavailable -> assertThat(unavailable.reason()).contains("closed"));
         nvml.retryEvery(Duration.ofMillis(1));
         assertThat(retryThreads()).isZero();
         assertThat(calls(stub, "nvmlShutdown")).isEqualTo(1);

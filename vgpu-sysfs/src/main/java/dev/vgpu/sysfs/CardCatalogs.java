@@ -58,16 +58,29 @@ final class CardCatalogs {
     }
 
     /** The outcome of naming one type: a profile name, or why there is none. */
-    record Resolution(String name, String problem) {
+    sealed interface Resolution permits Resolution.Named, Resolution.Unnamed {
+
+        /** The type's profile name, whitespace runs collapsed. */
+        record Named(String name) implements Resolution {
+        }
+
+        /** Why the type has no name, a clause for a skip reason. */
+        record Unnamed(String problem) implements Resolution {
+        }
     }
 
-    /**
-     * Which card a PF is, or why that cannot be told in this scan.
-     *
-     * @param card    the card; null when it cannot be told
-     * @param problem why not; null when it can
-     */
-    private record Identity(TypeNameMemory.Card card, String problem) {
+    /** Which card a PF is, or why that cannot be told in this scan. */
+    private sealed interface Identity permits Identified, Unidentified {
+        /** The card; empty when it cannot be told. */
+        default Optional<TypeNameMemory.Card> card() {
+            return this instanceof Identified identified ? Optional.of(identified.known()) : Optional.empty();
+        }
+    }
+
+    private record Identified(TypeNameMemory.Card known) implements Identity {
+    }
+
+    private record Unidentified(String problem) implements Identity {
     }
 
     /** Adds one file's rows to a card's catalog. */
@@ -88,20 +101,18 @@ final class CardCatalogs {
      * @param cards every card (PF) this scan saw
      */
     void remember(Set<PciAddress> cards) {
-        byCard.forEach((card, types) -> {
-            TypeNameMemory.Card identified = identify(card).card();
-            types.forEach((typeId, names) -> {
-                if (identified != null && names.size() == 1) {
-                    memory.learn(root, identified, typeId, names.iterator().next(), "its creatable_vgpu_types");
-                }
-            });
-        });
+        byCard.forEach((card, types) -> identify(card).card().ifPresent(identified ->
+                types.forEach((typeId, names) -> {
+                    if (names.size() == 1) {
+                        memory.learn(root, identified, typeId, names.iterator().next(), "its creatable_vgpu_types");
+                    }
+                })));
         Set<TypeNameMemory.Card> present = new HashSet<>();
         Set<PciAddress> unidentified = new HashSet<>();
         for (PciAddress card : cards) {
-            Identity identity = identify(card);
-            if (identity.card() != null) {
-                present.add(identity.card());
+            Optional<TypeNameMemory.Card> identified = identify(card).card();
+            if (identified.isPresent()) {
+                present.add(identified.get());
             } else {
                 unidentified.add(card);
             }
@@ -120,14 +131,14 @@ final class CardCatalogs {
         }
         Identity identity;
         if (driverProblem != null) {
-            identity = new Identity(null, driverProblem);
+            identity = new Unidentified(driverProblem);
         } else {
             try {
                 String device = SysfsFiles.hexId(host.path(PciBus.PCI_DEVICES).resolve(pf.toString()), "device",
                         host.scanScope());
-                identity = new Identity(new TypeNameMemory.Card(pf, device, driverVersion), null);
+                identity = new Identified(new TypeNameMemory.Card(pf, device, driverVersion));
             } catch (IOException e) {
-                identity = new Identity(null, "the device id of card " + pf + " cannot be read ("
+                identity = new Unidentified("the device id of card " + pf + " cannot be read ("
                         + SysfsFiles.describe(e) + ")");
             }
         }
@@ -167,37 +178,48 @@ final class CardCatalogs {
         Map<Long, Set<String>> types = byCard.get(card);
         Set<String> names = types == null ? null : types.get(typeId);
         if (names != null && names.size() == 1) {
-            return new Resolution(names.iterator().next(), null);
+            return new Resolution.Named(names.iterator().next());
         }
         if (names != null) {
-            return new Resolution(null, "the catalogs of card " + card + " give type " + typeId
+            return new Resolution.Unnamed("the catalogs of card " + card + " give type " + typeId
                     + " two different names, \"" + String.join("\" and \"", names) + "\", so it is ambiguous");
         }
         VgpuTypeNames answer = resolverAnswers.computeIfAbsent(card, this::ask);
         String name = answer.name(typeId).map(CardCatalogs::collapseWhitespace).orElse("");
         if (!name.isEmpty()) {
-            return new Resolution(name, null);
+            return new Resolution.Named(name);
         }
         Identity identity = identify(card);
-        Optional<TypeNameMemory.Learned> remembered = identity.card() == null ? Optional.empty()
-                : memory.recall(root, identity.card(), typeId);
+        Optional<TypeNameMemory.Learned> remembered = identity.card().flatMap(c -> memory.recall(root, c, typeId));
         if (remembered.isPresent()) {
             if (!remembered.get().announced()) {
                 LOG.info("vendor-vfio: card {}: naming vGPU type {} \"{}\" as learned earlier from {}: neither the"
                         + " card's catalogs ({}) nor the vGPU type resolver ({}) name it now", card, typeId,
                         remembered.get().name(), remembered.get().from(),
                         types == null ? "none lists any type, as on a full card" : "they do not list it",
-                        answer.error().orElse("it does not list it"));
+                        reason(answer, "it does not list it"));
             }
-            return new Resolution(remembered.get().name(), null);
+            return new Resolution.Named(remembered.get().name());
         }
-        return new Resolution(null, "neither the catalogs of card " + card
+        return new Resolution.Unnamed("neither the catalogs of card " + card
                 + (types == null ? " (none lists any type)" : " (they do not list it)")
-                + " nor the vGPU type resolver ("
-                + (answer.failed() ? "it failed: " + answer.error().orElseThrow() + "; retried at the next scan"
-                        : answer.error().orElse("it does not list it among the card's types"))
-                + ") name type " + typeId + (identity.card() == null ? ", and no name learned earlier is used"
-                        + " since " + identity.problem() : ", and no name was learned for it on this card earlier"));
+                + " nor the vGPU type resolver (" + (answer instanceof VgpuTypeNames.Failed failed
+                        ? "it failed: " + failed.reason() + "; retried at the next scan"
+                        : reason(answer, "it does not list it among the card's types"))
+                + ") name type " + typeId + (identity instanceof Unidentified unidentified
+                        ? ", and no name learned earlier is used since " + unidentified.problem()
+                        : ", and no name was learned for it on this card earlier"));
+    }
+
+    /** Why the resolver named nothing: its reason, or {@code whenAnswered} when it answered. */
+    private static String reason(VgpuTypeNames answer, String whenAnswered) {
+        if (answer instanceof VgpuTypeNames.Failed failed) {
+            return failed.reason();
+        }
+        if (answer instanceof VgpuTypeNames.Unavailable unavailable) {
+            return unavailable.reason();
+        }
+        return whenAnswered;
     }
 
     private VgpuTypeNames ask(PciAddress card) {
@@ -211,13 +233,14 @@ final class CardCatalogs {
             LOG.warn("vGPU type resolver failed for card {}: {}", card, e.toString());
             answer = VgpuTypeNames.failed("the resolver failed: " + e);
         }
-        TypeNameMemory.Card identified = identify(card).card();
-        answer.names().forEach((typeId, name) -> {
-            String collapsed = collapseWhitespace(name);
-            if (identified != null && !collapsed.isEmpty()) {
-                memory.learn(root, identified, typeId, collapsed, "the vGPU type resolver");
-            }
-        });
+        if (answer instanceof VgpuTypeNames.Answered answered) {
+            identify(card).card().ifPresent(identified -> answered.names().forEach((typeId, name) -> {
+                String collapsed = collapseWhitespace(name);
+                if (!collapsed.isEmpty()) {
+                    memory.learn(root, identified, typeId, collapsed, "the vGPU type resolver");
+                }
+            }));
+        }
         return answer;
     }
 

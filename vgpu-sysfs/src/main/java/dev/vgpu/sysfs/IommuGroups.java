@@ -1,9 +1,9 @@
 package dev.vgpu.sysfs;
 
+import dev.vgpu.attach.internal.HostVfio;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.spi.Host;
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -36,13 +36,11 @@ final class IommuGroups {
 
     private final Host host;
     private final Path bus;
-    private final Path groups;
     private final Map<String, Verdict> verdicts = new HashMap<>();
 
     IommuGroups(Host host) {
         this.host = host;
         this.bus = host.path(PciBus.PCI_DEVICES);
-        this.groups = host.path(IOMMU_GROUPS);
     }
 
     /**
@@ -72,21 +70,20 @@ final class IommuGroups {
     private Verdict judge(String group) {
         String named = "IOMMU group " + group;
         List<PciAddress> addresses = new ArrayList<>();
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(groups.resolve(group).resolve("devices"))) {
-            for (Path entry : entries) {
-                String name = entry.getFileName().toString();
-                if (!SysfsFiles.isPciAddress(name)) {
-                    return Verdict.none(named + " cannot be handed to a VM: it lists \""
-                            + SysfsFiles.printable(name) + "\", which is not a PCI function");
-                }
-                addresses.add(PciAddress.parse(name));
+        // Listed through the scope, so that a handover checking this group's members lists it only once with us.
+        HostVfio.GroupListing listing = HostVfio.groupListing(host, group);
+        if (listing instanceof HostVfio.GroupListing.Unlisted unlisted) {
+            return Verdict.none(unlisted.failure() instanceof NoSuchFileException
+                    ? named + " cannot be shown to be viable: " + IOMMU_GROUPS + "/" + group + "/devices is missing"
+                    : named + " cannot be shown to be viable: its member list cannot be read ("
+                            + SysfsFiles.describe(unlisted.failure()) + ")");
+        }
+        for (String name : ((HostVfio.GroupListing.Listed) listing).names()) {
+            if (!SysfsFiles.isPciAddress(name)) {
+                return Verdict.none(named + " cannot be handed to a VM: it lists \"" + SysfsFiles.printable(name)
+                        + "\", which is not a PCI function");
             }
-        } catch (NoSuchFileException e) {
-            return Verdict.none(named + " cannot be shown to be viable: " + IOMMU_GROUPS + "/" + group
-                    + "/devices is missing");
-        } catch (IOException e) {
-            return Verdict.none(named + " cannot be shown to be viable: its member list cannot be read ("
-                    + SysfsFiles.describe(e) + ")");
+            addresses.add(PciAddress.parse(name));
         }
         if (addresses.isEmpty()) {
             return Verdict.none(named + " cannot be shown to be viable: it lists no functions");

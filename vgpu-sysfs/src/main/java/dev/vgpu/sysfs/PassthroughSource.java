@@ -1,5 +1,6 @@
 package dev.vgpu.sysfs;
 
+import dev.vgpu.attach.internal.HostVfio;
 import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
@@ -8,6 +9,7 @@ import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
+import dev.vgpu.core.spi.ScanScope;
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -99,14 +101,17 @@ public final class PassthroughSource implements DeviceSource {
         if (!SysfsFiles.isPciAddress(device.id())) {
             return DeviceCheck.same();
         }
-        Path dir = host.path(PciBus.PCI_DEVICES).resolve(device.id());
-        DeviceCheck identity = IDENTITY.check(device, dir, () -> SysfsFiles.hexId(dir, "vendor", host.scanScope())
-                + ":" + SysfsFiles.hexId(dir, "device", host.scanScope()), null, null);
+        // One scope for the whole check, so that the group's judgment reuses the vendor the identity read: each file
+        // once per check (docs/ARCHITECTURE.md, "Attachment knowledge"). A caller's own scope is kept.
+        Host checking = host.scanScope() == ScanScope.none() ? host.forScan() : host;
+        Path dir = checking.path(PciBus.PCI_DEVICES).resolve(device.id());
+        DeviceCheck identity = IDENTITY.check(device, dir, () -> PciBus.vendor(checking, dir)
+                + ":" + SysfsFiles.hexId(dir, "device", checking.scanScope()), null, null);
         if (!identity.unchanged() || device.iommuGroup().isEmpty() || device.identity().isEmpty()) {
             return identity; // a device without a recorded identity was not found by this source: nothing to judge
         }
         String group = device.iommuGroup().get();
-        IommuGroups.Verdict verdict = new IommuGroups(host).of(group);
+        IommuGroups.Verdict verdict = new IommuGroups(checking).of(group);
         if (verdict.advertised() == null) {
             return DeviceCheck.changed("the device of viable IOMMU group " + group, "not: " + verdict.why());
         }
@@ -189,7 +194,7 @@ public final class PassthroughSource implements DeviceSource {
                     + " (one device per group; the VM that gets it gets the whole group)");
             return groups;
         }
-        Optional<String> cdev = SysfsFiles.vfioCdev(dir);
+        Optional<String> cdev = HostVfio.vfioCdev(dir);
         Optional<String> pciName = host.pciIds().deviceName(PciBus.NVIDIA_VENDOR, device);
         Optional<ResourceName> name = ResourceName.forPciDeviceName(pciName.orElse(null), device);
         if (name.isEmpty()) {

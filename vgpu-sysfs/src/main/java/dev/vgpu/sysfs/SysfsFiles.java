@@ -3,17 +3,14 @@ package dev.vgpu.sysfs;
 import dev.vgpu.core.Printable;
 import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.ScanScope;
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotLinkException;
 import java.nio.file.Path;
-import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
@@ -28,7 +25,6 @@ final class SysfsFiles {
 
     static final Child DRIVER = new Child("driver");
     static final Child IOMMU_GROUP = new Child("iommu_group");
-    static final Child VFIO_DEV = new Child("vfio-dev");
     static final Child PHYSFN = new Child("physfn");
 
     private SysfsFiles() {
@@ -182,36 +178,6 @@ final class SysfsFiles {
             throw new IOException("iommu_group link names no group number: \"" + printable(group) + "\"");
         }
         return group;
-    }
-
-    /** The VFIO device cdev: the smallest name starting with {@code vfio} under {@code vfio-dev/}, if any. */
-    static Optional<String> vfioCdev(Path deviceDir) {
-        String best = null;
-        String parent = deviceDir.toString();
-        if (deviceDir.getFileSystem() == FileSystems.getDefault() && !parent.isEmpty()) {
-            // java.io lists names without a Path, a stream and its lock per entry; it answers null on any failure,
-            // as the stream below fails, and leaves out "." and "..", which the test below refuses anyway.
-            String[] names = new File(parent + "/vfio-dev").list();
-            if (names == null) {
-                return Optional.empty();
-            }
-            for (String name : names) {
-                best = smallerCdev(name, best);
-            }
-            return Optional.ofNullable(best);
-        }
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(VFIO_DEV.of(deviceDir))) {
-            for (Path entry : entries) {
-                best = smallerCdev(entry.getFileName().toString(), best);
-            }
-        } catch (IOException e) {
-            return Optional.empty();
-        }
-        return Optional.ofNullable(best);
-    }
-
-    private static String smallerCdev(String name, String best) {
-        return name.startsWith("vfio") && isToken(name) && (best == null || name.compareTo(best) < 0) ? name : best;
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.vgpu.sysfs;
 
+import dev.vgpu.attach.internal.HostVfio;
 import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
@@ -252,7 +253,7 @@ public final class VendorVfioSource implements DeviceSource {
         String device = SysfsFiles.hexId(dir, "device", state.host.scanScope());
         String group = SysfsFiles.iommuGroup(dir);
         state.configured.add(new ConfiguredVf(bdf, pf, vendor, device, Long.parseLong(current), group,
-                SysfsFiles.numaNode(dir, state.host.scanScope()), SysfsFiles.vfioCdev(dir)));
+                SysfsFiles.numaNode(dir, state.host.scanScope()), HostVfio.vfioCdev(dir)));
     }
 
     /** Adds a function's catalog to its card's; a missing file adds nothing, a bad one is reported. */
@@ -286,19 +287,22 @@ public final class VendorVfioSource implements DeviceSource {
 
     private static void publish(ConfiguredVf vf, ScanState state) {
         CardCatalogs.Resolution resolution = state.catalogs.resolve(vf.pf(), vf.typeId());
-        if (resolution.name() == null) {
-            state.scan.skip(vf.bdf(), configured(vf) + ", but " + resolution.problem());
-            return;
+        if (resolution instanceof CardCatalogs.Resolution.Unnamed unnamed) {
+            state.scan.skip(vf.bdf(), configured(vf) + ", but " + unnamed.problem());
+        } else if (resolution instanceof CardCatalogs.Resolution.Named named) {
+            publish(vf, named.name(), state);
         }
-        Optional<ResourceName> name = state.resourceNames.computeIfAbsent(resolution.name(),
-                ResourceName::forVgpuProfile);
+    }
+
+    private static void publish(ConfiguredVf vf, String profile, ScanState state) {
+        Optional<ResourceName> name = state.resourceNames.computeIfAbsent(profile, ResourceName::forVgpuProfile);
         if (name.isEmpty()) {
-            state.scan.skip(vf.bdf(), configured(vf) + ", whose profile name \"" + SysfsFiles.printable(resolution.name())
+            state.scan.skip(vf.bdf(), configured(vf) + ", whose profile name \"" + SysfsFiles.printable(profile)
                     + "\" gives no valid resource name");
             return;
         }
         state.scan.add(Device.builder(vf.bdf(), name.get(), NAME, Attachment.VFIO_PCI).parent(vf.pf())
                 .iommuGroup(vf.group()).numaNode(vf.numa()).vfioCdev(vf.cdev().orElse(null))
-                .identity(VfIdentity.of(vf.vendor(), vf.device(), vf.typeId())).build(), resolution.name());
+                .identity(VfIdentity.of(vf.vendor(), vf.device(), vf.typeId())).build(), profile);
     }
 }

@@ -53,10 +53,12 @@ public interface DeviceSource {
      *
      * <p>Must be cheap (a few small reads), must not block, and should not throw: a throw is treated as a
      * change ("cannot be checked"). The default trusts the snapshot and answers {@link DeviceCheck#same()}, so a
-     * source without an identity to re-check loses nothing; the IOMMU group is re-checked by the device plugin
-     * for every source.
+     * source without an identity to re-check loses nothing; the IOMMU group is re-checked before every handover
+     * for every source ({@code dev.vgpu.attach.Handovers}, which asks this method too).
      *
-     * @param host   the host the device was found on (no scan scope: every call reads anew)
+     * @param host   the host the device was found on, never with a scan's scope: a health check gives
+     *               {@link ScanScope#none()} (every call reads anew), a handover one fresh scope for all of its
+     *               re-checks (a file they share is read once per handover)
      * @param device a device this source returned from {@link #discover}
      */
     default DeviceCheck recheck(Host host, Device device) {

@@ -24,8 +24,8 @@ class VgpuTypeResolverTest {
     void noneKnowsNothingAndSaysWhy() {
         VgpuTypeNames names = VgpuTypeResolver.none().supportedTypes(PF_A);
 
-        assertThat(names.names()).isEmpty();
-        assertThat(names.error()).hasValueSatisfying(reason -> assertThat(reason).contains("NVML"));
+        assertThat(names).isInstanceOfSatisfying(VgpuTypeNames.Unavailable.class,
+                unavailable -> assertThat(unavailable.reason()).contains("NVML"));
         assertThat(names.name(1428)).isEmpty();
     }
 
@@ -68,9 +68,9 @@ class VgpuTypeResolverTest {
             return null;
         });
 
-        assertThat(memo.supportedTypes(PF_A).error()).hasValueSatisfying(
-                reason -> assertThat(reason).contains("NVML_ERROR_GPU_IS_LOST"));
-        assertThat(memo.supportedTypes(PF_B).error()).isPresent();
+        assertThat(memo.supportedTypes(PF_A)).isInstanceOfSatisfying(VgpuTypeNames.Failed.class,
+                failed -> assertThat(failed.reason()).contains("NVML_ERROR_GPU_IS_LOST"));
+        assertThat(memo.supportedTypes(PF_B)).isInstanceOf(VgpuTypeNames.Failed.class);
     }
 
     @Test
