@@ -19,6 +19,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -43,37 +44,48 @@ class LifecycleTest {
 
     @Test
     @Timeout(value = 100, unit = TimeUnit.SECONDS)
-    void stopRacingRestartThousandTimesLeavesNoServerSocketStreamOrThread() throws Exception {
+    void stopRacingRestartThousandTimesLeavesNoServerSocketStreamOrTask() throws Exception {
         Path dir = tmp.resolve("dp");
         ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(2);
+        scheduler.setRemoveOnCancelPolicy(true);
         ExecutorService racers = Executors.newFixedThreadPool(2);
         try (StandInKubelet kubelet = StandInKubelet.start(dir);
              UnixDomainTransport kubeletClient = UnixDomainTransport.create("race-client", 1, 1)) {
             Snapshot snapshot = snapshot(passthrough("0000:41:00.0", 41, 0));
+            SerialContext context = new SerialContext("race", scheduler);
             PluginEnvironment env = new PluginEnvironment(new HostFiles(tmp.resolve("host")), dir, () -> snapshot,
-                    scheduler, kubeletClient, Duration.ofMillis(5), Duration.ofMillis(50), d -> false,
-                    new Rechecks(Host.of(tmp.resolve("host")), List.of()), PluginObserver.NONE);
+                    context, scheduler, new KubeletSocket(dir.resolve("kubelet.sock"), PluginObserver.NONE),
+                    kubeletClient, Duration.ofMillis(5), Duration.ofMillis(50), d -> false,
+                    new Rechecks(Host.of(tmp.resolve("host")), List.of()), PluginObserver.NONE, InstantSource.system());
             CyclicBarrier go = new CyclicBarrier(2);
             for (int i = 0; i < 1_000; i++) {
-                ResourcePlugin plugin = new ResourcePlugin(snapshot.resource(H200).orElseThrow(), env);
-                plugin.start();
+                ResourcePlugin plugin = context.call(() -> {
+                    ResourcePlugin p = new ResourcePlugin(snapshot.resource(H200).orElseThrow(), env);
+                    p.start();
+                    return p;
+                });
                 Future<?> restart = racers.submit(() -> {
                     go.await();
-                    plugin.restart("race");
+                    context.call(() -> {
+                        plugin.restart("race");
+                        return null;
+                    });
                     return null;
                 });
                 Future<?> stop = racers.submit(() -> {
                     go.await();
-                    plugin.stop();
+                    context.call(plugin::stop).run();
                     return null;
                 });
                 restart.get(20, TimeUnit.SECONDS);
                 stop.get(20, TimeUnit.SECONDS);
-                assertThat(plugin.isRunning()).isFalse();
+                assertThat(context.call(plugin::isRunning)).isFalse();
                 assertThat(plugin.socket().orElseThrow()).doesNotExist();
-                assertThat(plugin.openStreams()).isZero();
+                assertThat(context.call(plugin::openStreams)).isZero();
             }
-            await().atMost(Harness.WAIT).untilAsserted(() -> assertThat(threads("vgpu-dp-")).isEmpty());
+            // Nothing of the plugins is left to run: no registration retry, no restart.
+            await().atMost(Harness.WAIT).until(() -> scheduler.getQueue().isEmpty()
+                    && scheduler.getActiveCount() == 0);
             assertThat(socketsIn(dir)).containsExactly("kubelet.sock");
             assertThat(kubelet.streaming(H200.fullName())).isFalse();
         } finally {
