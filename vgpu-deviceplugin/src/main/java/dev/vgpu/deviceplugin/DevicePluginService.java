@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The {@code v1beta1.DevicePlugin} service of one plugin. Calls run on the transport's gRPC executor threads; every
  * call reads only what the manager's context published (the snapshot current at that moment), never waits for the
- * context, and a new ListAndWatch stream is posted to it. Domain errors cross the wire as {@link Status} codes with a description.
+ * context, and a new ListAndWatch stream is posted to it. Domain errors cross the wire as {@link Status} codes with
+ * a description.
  */
 final class DevicePluginService extends DevicePluginGrpc.DevicePluginImplBase {
 

@@ -210,7 +210,7 @@ final class Registrar {
         }
     }
 
-    /** Records an attempt's outcome, in the context: success, or a retry after {@code nextDelay} (doubled up to the cap). */
+    /** Records an attempt's outcome, in the context: success, or a retry after {@code nextDelay} (doubled, capped). */
     private void finish(long forRound, Duration nextDelay, int kubelet, Outcome outcome) {
         inFlight = false;
         if (forRound != round) {

@@ -146,7 +146,8 @@ final class SerialContext implements Executor {
     private void failQueued() {
         for (Runnable task = queue.poll(); task != null; task = queue.poll()) {
             if (task instanceof Call c) {
-                c.answer.completeExceptionally(new IllegalStateException(name + " is closed: its scheduler runs no more tasks"));
+                c.answer.completeExceptionally(new IllegalStateException(name
+                        + " is closed: its scheduler runs no more tasks"));
             }
         }
     }
