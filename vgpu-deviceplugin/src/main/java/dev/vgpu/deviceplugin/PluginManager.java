@@ -29,6 +29,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -341,7 +342,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
     }
 
     /** Package-private for tests: runs {@code step} in the manager's context and returns its answer. */
-    <T> T inContext(java.util.function.Supplier<T> step) {
+    <T> T inContext(Supplier<T> step) {
         return context.call(step);
     }
 

@@ -14,8 +14,8 @@ import java.util.function.Supplier;
 
 /**
  * One serial queue over a scheduler: tasks posted from any thread run one at a time, in the order they were posted,
- * on whichever scheduler thread drains the queue (docs/ARCHITECTURE.md, "Threads and mutable state"). The state a
- * context owns is touched only by its tasks, so it needs no lock. Tasks must not block: blocking work runs outside
+ * on whichever thread drains the queue: a scheduler thread, or the caller of {@link #call} (docs/ARCHITECTURE.md,
+ * "Threads and mutable state"). The state a context owns is touched only by its tasks, so it needs no lock. Tasks must not block: blocking work runs outside
  * (on the caller's thread or another lane) and posts its result back.
  *
  * <p>The manager has one such context that owns the adapter's state, and two lanes of the same kind for blocking
@@ -66,7 +66,9 @@ final class SerialContext implements Executor {
     }
 
     /**
-     * Runs {@code step} in this context and waits for its answer; from inside the context it runs at once. A
+     * Runs {@code step} in this context and waits for its answer; from inside the context it runs at once. When no
+     * thread is draining the queue, the caller drains it itself (as grpc-java's {@code SynchronizationContext}
+     * does), so a call costs no thread handoff; tasks queued before {@code step} run first. A
      * {@link RuntimeException} it throws is thrown here.
      *
      * @throws IllegalStateException when the scheduler no longer runs tasks
@@ -74,6 +76,9 @@ final class SerialContext implements Executor {
     <T> T call(Supplier<T> step) {
         if (inContext()) {
             return step.get();
+        }
+        if (scheduler.isShutdown()) {
+            throw closed();
         }
         CompletableFuture<T> answer = new CompletableFuture<>();
         queue.add(new Call(answer, () -> {
@@ -86,7 +91,7 @@ final class SerialContext implements Executor {
                 }
             }
         }));
-        drainSoon();
+        drain();
         try {
             return answer.join();
         } catch (CompletionException e) {
@@ -146,10 +151,13 @@ final class SerialContext implements Executor {
     private void failQueued() {
         for (Runnable task = queue.poll(); task != null; task = queue.poll()) {
             if (task instanceof Call c) {
-                c.answer.completeExceptionally(new IllegalStateException(name
-                        + " is closed: its scheduler runs no more tasks"));
+                c.answer.completeExceptionally(closed());
             }
         }
+    }
+
+    private IllegalStateException closed() {
+        return new IllegalStateException(name + " is closed: its scheduler runs no more tasks");
     }
 
     /** A task whose caller waits for {@code answer}. */
