@@ -1,9 +1,13 @@
 package dev.vgpu.deviceplugin;
 
+import dev.vgpu.core.Device;
+import dev.vgpu.core.spi.DeviceCheck;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Future;
 import java.util.function.Supplier;
@@ -61,13 +65,29 @@ final class PluginChecks implements AutoCloseable {
             try {
                 watcher.ensureWatching();
                 Optional<KubeletSocket.Identity> kubelet = KubeletSocket.read(env.kubelet().path());
-                List<ResourcePlugin.Checked> read = probes.stream().map(p -> ResourcePlugin.read(p, env)).toList();
+                List<ResourcePlugin.Checked> read = probes.stream().map(this::read).toList();
                 env.context().execute(() -> finish(kubelet, read));
             } catch (RuntimeException | LinkageError e) {
                 env.context().execute(this::done);
                 throw e;
             }
         });
+    }
+
+    /**
+     * The blocking half of a check, outside the context: the plugin socket's key, the group nodes, and each
+     * device's source asked whether it is still what was advertised.
+     */
+    private ResourcePlugin.Checked read(ResourcePlugin.Probe probe) {
+        Map<String, Boolean> groupNodes = new HashMap<>();
+        Map<String, String> identityChanges = new HashMap<>();
+        for (Device device : probe.devices()) {
+            device.iommuGroup().ifPresent(g -> groupNodes.computeIfAbsent(g, env.files()::groupNodePresent));
+            DeviceCheck check = env.rechecks().recheck(device);
+            identityChanges.put(device.id(), check.unchanged() ? "" : check.describe(device.id()));
+        }
+        Object socketKey = probe.socket().map(PluginSockets::key).orElse(null);
+        return new ResourcePlugin.Checked(probe.plugin(), probe.served(), socketKey, groupNodes, identityChanges);
     }
 
     /** In the context: what the round read reaches the kubelet's memory and the plugins. */

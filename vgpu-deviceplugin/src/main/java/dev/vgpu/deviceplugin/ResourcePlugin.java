@@ -4,7 +4,6 @@ import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.Resource;
 import dev.vgpu.core.ResourceName;
-import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
 import dev.vgpu.deviceplugin.v1beta1.DevicePluginOptions;
 import dev.vgpu.deviceplugin.v1beta1.ListAndWatchResponse;
@@ -13,13 +12,9 @@ import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -57,9 +52,10 @@ final class ResourcePlugin {
     }
 
     /**
-     * What a check reads outside the context, taken in it: the plugin, its serve count then and its devices.
+     * What a check reads outside the context, taken in it: the plugin, its socket, its serve count then and its
+     * devices.
      */
-    record Probe(ResourcePlugin plugin, int served, List<Device> devices) {
+    record Probe(ResourcePlugin plugin, Optional<Path> socket, int served, List<Device> devices) {
     }
 
     /**
@@ -217,26 +213,11 @@ final class ResourcePlugin {
 
     /** What a check needs to read outside the context. */
     Probe probe() {
-        return new Probe(this, served, advertised.devices());
+        return new Probe(this, socket, served, advertised.devices());
     }
 
     /**
-     * The blocking half of a check, outside the context (any thread): the socket's key, the group nodes, and each
-     * device's source asked whether it is still what was advertised.
-     */
-    static Checked read(Probe probe, PluginEnvironment env) {
-        Map<String, Boolean> groupNodes = new HashMap<>();
-        Map<String, String> identityChanges = new HashMap<>();
-        for (Device device : probe.devices()) {
-            device.iommuGroup().ifPresent(g -> groupNodes.computeIfAbsent(g, env.files()::groupNodePresent));
-            DeviceCheck check = env.rechecks().recheck(device);
-            identityChanges.put(device.id(), check.unchanged() ? "" : check.describe(device.id()));
-        }
-        return new Checked(probe.plugin(), probe.served(), probe.plugin().socketKey(), groupNodes, identityChanges);
-    }
-
-    /**
-     * The periodic and event-driven check, with what {@link #read} found: re-serve when the socket is gone or no
+     * The periodic and event-driven check, with what {@link PluginChecks} read outside the context: re-serve when the socket is gone or no
      * longer the one this plugin bound (a file renamed over it, another socket moved there), re-register when the
      * kubelet's generation changed since the last registration, and publish the health read.
      */
@@ -247,7 +228,8 @@ final class ResourcePlugin {
         if (!restarting) {
             if (server == null) {
                 serveAndRegister();
-            } else if (read.served() == served && !Objects.equals(read.socketKey(), boundSocket)) {
+            } else if (read.served() == served
+                    && (read.socketKey() == null || !read.socketKey().equals(boundSocket))) {
                 restart("socket " + socket.get() + " was deleted or replaced by another file");
             } else {
                 registrar.kubeletSeen(kubelet);
@@ -357,7 +339,7 @@ final class ResourcePlugin {
             PluginDirectory.create(env.pluginDir());
             acceptingStreams = true;
             server = env.kubeletClient().serve(socket.get(), List.of(service));
-            boundSocket = socketKey();
+            boundSocket = PluginSockets.key(socket.get());
             served++;
             serveFailure = "";
             republish();
@@ -371,28 +353,6 @@ final class ResourcePlugin {
                 LOG.warn("Cannot serve {} on {}: {}; retrying at every check", name, socket.get(), e.getMessage());
             }
             serveFailure = e.getMessage();
-        }
-    }
-
-    /**
-     * The socket path's file key when it is a socket (links not followed); null when it is anything else (a file
-     * renamed over it). Compared with the key right after binding, it also tells another process's socket moved
-     * there. Any thread.
-     */
-    private Object socketKey() {
-        if (socket.isEmpty()) {
-            return null;
-        }
-        try {
-            BasicFileAttributes attributes = Files.readAttributes(socket.get(), BasicFileAttributes.class,
-                    LinkOption.NOFOLLOW_LINKS);
-            if (!attributes.isOther()) {
-                return null;
-            }
-            Object key = attributes.fileKey();
-            return key != null ? key : socket.get();
-        } catch (IOException e) {
-            return null;
         }
     }
 
@@ -447,7 +407,7 @@ final class ResourcePlugin {
 
     /** Deletes the socket file when it is still the one with {@code key}. Outside the context. */
     private void deleteSocketIf(Object key) {
-        Object now = socketKey();
+        Object now = PluginSockets.key(socket.get());
         if (now == null || !now.equals(key)) {
             return; // gone already, or another server's (a plugin for the same resource started since)
         }
