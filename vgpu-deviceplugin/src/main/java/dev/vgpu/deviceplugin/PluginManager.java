@@ -128,6 +128,8 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
             return t;
         });
         scheduler.setRemoveOnCancelPolicy(true);
+        // Both threads now, on this thread: the factory's counter is then touched by one thread only.
+        scheduler.prestartAllCoreThreads();
         return scheduler;
     }
 
