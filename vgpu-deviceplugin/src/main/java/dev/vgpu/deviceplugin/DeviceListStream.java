@@ -1,6 +1,7 @@
 package dev.vgpu.deviceplugin;
 
 import dev.vgpu.deviceplugin.v1beta1.ListAndWatchResponse;
+import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -13,7 +14,9 @@ import org.slf4j.LoggerFactory;
  * <p>{@link #offer} never blocks: it replaces the pending list and sends it when gRPC flow control says the
  * stream is ready; a stream that is not ready keeps only the latest list and sends it from its on-ready callback.
  * Every interaction with the observer happens inside {@link #drain()}, which the {@code wip} counter serializes
- * across threads (the publisher, gRPC's on-ready and cancel callbacks), so the observer sees one thread at a time.
+ * across threads (the publisher in the manager's context, gRPC's on-ready and cancel callbacks), so the observer
+ * sees one thread at a time. This mailbox is the one place where the context and gRPC threads meet on mutable
+ * state, so updates never wait for a stream.
  */
 final class DeviceListStream {
 
@@ -25,6 +28,8 @@ final class DeviceListStream {
     private final AtomicInteger wip = new AtomicInteger();
     private volatile boolean completeRequested;
     private volatile boolean cancelled;
+    /** Set once when the stream is refused (the server is restarting or stopped); sent by drain(). */
+    private volatile StatusRuntimeException refusal;
     // Written only inside drain() (serialized by wip).
     private boolean done;
 
@@ -51,9 +56,15 @@ final class DeviceListStream {
         drain();
     }
 
+    /** Ends the stream with {@code why} instead of any list. */
+    void refuse(StatusRuntimeException why) {
+        refusal = why;
+        drain();
+    }
+
     /** True once the stream is finished (completed or cancelled). */
     boolean isDone() {
-        return cancelled || completeRequested && pending.get() == null;
+        return cancelled || refusal != null || completeRequested && pending.get() == null;
     }
 
     /** Sends what may be sent now; any thread. */
@@ -81,6 +92,12 @@ final class DeviceListStream {
         if (cancelled || observer.isCancelled()) {
             done = true;
             pending.set(null);
+            return;
+        }
+        if (refusal != null) {
+            done = true;
+            pending.set(null);
+            observer.onError(refusal);
             return;
         }
         while (observer.isReady()) {

@@ -18,6 +18,7 @@ import io.grpc.StatusException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -25,9 +26,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@code v1beta1.DevicePlugin} service of one plugin. Calls run on the plugin's gRPC executor threads; every
- * call reads the snapshot current at that moment through the manager's atomic reference and never blocks on the
- * plugin's lifecycle. Domain errors cross the wire as {@link Status} codes with a description.
+ * The {@code v1beta1.DevicePlugin} service of one plugin. Calls run on the transport's gRPC executor threads; every
+ * call reads only what the manager's context published (the snapshot current at that moment), never waits for the
+ * context, and a new ListAndWatch stream is posted to it. Domain errors cross the wire as {@link Status} codes with
+ * a description.
  */
 final class DevicePluginService extends DevicePluginGrpc.DevicePluginImplBase {
 
@@ -57,7 +59,7 @@ final class DevicePluginService extends DevicePluginGrpc.DevicePluginImplBase {
 
     @Override
     public void allocate(AllocateRequest request, StreamObserver<AllocateResponse> response) {
-        long started = System.nanoTime();
+        Instant started = env.clock().instant();
         String code = "OK";
         try {
             AllocateResponse answer = allocations.allocate(plugin.name(), env.snapshots().get(), request);
@@ -73,14 +75,14 @@ final class DevicePluginService extends DevicePluginGrpc.DevicePluginImplBase {
             LOG.error("Allocation for {} failed: {}", plugin.name(), e.toString(), e);
             response.onError(Status.INTERNAL.withDescription("allocation failed: " + e).asException());
         } finally {
-            env.observer().allocated(plugin.name(), code, Duration.ofNanos(System.nanoTime() - started));
+            env.observer().allocated(plugin.name(), code, Duration.between(started, env.clock().instant()));
         }
     }
 
     @Override
     public void getPreferredAllocation(PreferredAllocationRequest request,
                                        StreamObserver<PreferredAllocationResponse> response) {
-        long started = System.nanoTime();
+        Instant started = env.clock().instant();
         Snapshot snapshot = env.snapshots().get();
         Map<String, Device> devices = snapshot.resource(plugin.name()).map(Resource::devices)
                 .map(list -> list.stream().collect(Collectors.toMap(Device::id, Function.identity())))
@@ -92,12 +94,12 @@ final class DevicePluginService extends DevicePluginGrpc.DevicePluginImplBase {
             LOG.warn("Refused preferred allocation for {}: {}", plugin.name(), e.getStatus().getDescription());
             response.onError(e);
             env.observer().preferredAllocation(plugin.name(), e.getStatus().getCode().name(),
-                    Duration.ofNanos(System.nanoTime() - started));
+                    Duration.between(started, env.clock().instant()));
             return;
         }
         response.onNext(answer);
         response.onCompleted();
-        env.observer().preferredAllocation(plugin.name(), "OK", Duration.ofNanos(System.nanoTime() - started));
+        env.observer().preferredAllocation(plugin.name(), "OK", Duration.between(started, env.clock().instant()));
     }
 
     @Override

@@ -19,8 +19,9 @@ import org.slf4j.LoggerFactory;
  * the check reads the truth from the file system, so lost or coalesced events do no harm.
  *
  * <p>Threads: one thread of its own ({@code vgpu-dp-watch}) blocks in {@link WatchService#take()} and runs the
- * callback, which must not block. {@link #ensureWatching()} may be called from any thread; {@code keys} is
- * guarded by {@code this}. {@link #close()} ends the thread.
+ * callback, which must only post. {@code keys} is owned by the check lane ({@link PluginChecks}): only
+ * {@link #start()} (before the lane runs) and the lane's rounds call {@link #ensureWatching()}. {@link #close()}
+ * ends the thread.
  */
 final class HostWatcher implements AutoCloseable {
 
@@ -52,7 +53,7 @@ final class HostWatcher implements AutoCloseable {
     }
 
     /** Registers every directory that exists and is not watched yet (a directory may appear later). */
-    synchronized void ensureWatching() {
+    void ensureWatching() {
         for (Path dir : directories) {
             WatchKey key = keys.get(dir);
             if (key != null && key.isValid()) {

@@ -6,22 +6,79 @@ import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The identity of one {@code kubelet.sock} file: a restarted kubelet makes a new one (new inode or time).
+ * The one memory of the kubelet's registration socket: which {@code kubelet.sock} this manager knows, numbered by
+ * generation. A restarted kubelet makes a new socket file (a new inode or time); the first look that finds one
+ * replacing a known socket is the kubelet restart, logged and reported once. Registrations remember only the
+ * generation they reached (docs/ARCHITECTURE.md, "Where a kubelet restart happens").
  *
- * @param fileKey  the file system's key (device and inode on Linux), may be null
- * @param modified the last-modified time of the socket file
+ * <p>Threads: owned by the manager's context; {@link #read} is a plain stat that any thread may run.
  */
-record KubeletSocket(Object fileKey, FileTime modified) {
+final class KubeletSocket {
 
-    /** The identity of the socket at {@code path}, empty when there is none. */
-    static Optional<KubeletSocket> at(Path path) {
+    private static final Logger LOG = LoggerFactory.getLogger(KubeletSocket.class);
+
+    /** No {@code kubelet.sock} there now (a generation number no socket has). */
+    static final int NONE = 0;
+
+    /**
+     * What identifies one socket file.
+     *
+     * @param fileKey  the file system's key (device and inode on Linux), may be null
+     * @param modified the last-modified time of the socket file
+     */
+    record Identity(Object fileKey, FileTime modified) {
+    }
+
+    private final Path path;
+    private final PluginObserver observer;
+    private Optional<Identity> known = Optional.empty();
+    private int generation = NONE;
+
+    KubeletSocket(Path path, PluginObserver observer) {
+        this.path = path;
+        this.observer = observer;
+    }
+
+    /** {@code <device-plugin-dir>/kubelet.sock}. */
+    Path path() {
+        return path;
+    }
+
+    /** The identity of the socket at {@code path} now, empty when there is none; any thread. */
+    static Optional<Identity> read(Path path) {
         try {
             BasicFileAttributes attributes = Files.readAttributes(path, BasicFileAttributes.class);
-            return Optional.of(new KubeletSocket(attributes.fileKey(), attributes.lastModifiedTime()));
+            return Optional.of(new Identity(attributes.fileKey(), attributes.lastModifiedTime()));
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }
+    }
+
+    /** Reads the socket now and takes note of it (see {@link #seen}). */
+    int look() {
+        return seen(read(path));
+    }
+
+    /**
+     * Takes note of what a look found: the generation of the socket there, {@link #NONE} when there is none. A
+     * socket other than the known one starts the next generation; when one was known, the kubelet restarted.
+     */
+    int seen(Optional<Identity> now) {
+        if (now.isEmpty()) {
+            return NONE;
+        }
+        if (!now.equals(known)) {
+            if (known.isPresent()) {
+                LOG.info("The kubelet restarted: {} is new", path);
+                observer.kubeletRestarted();
+            }
+            known = now;
+            generation++;
+        }
+        return generation;
     }
 }

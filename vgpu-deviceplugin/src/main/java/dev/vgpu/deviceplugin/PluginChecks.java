@@ -1,75 +1,119 @@
 package dev.vgpu.deviceplugin;
 
+import dev.vgpu.core.Device;
+import dev.vgpu.core.spi.DeviceCheck;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Future;
 import java.util.function.Supplier;
 
 /**
- * Runs {@link ResourcePlugin#check()} on every plugin: periodically, and at once when a watched directory (the
- * device-plugin directory, {@code /dev/vfio} under the host root) changes. Checks run on the scheduler, one at a
- * time ({@code checkLock}); a burst of watch events queues at most one extra check ({@code queued}).
+ * Checks every plugin: periodically, and at once when a watched directory (the device-plugin directory,
+ * {@code /dev/vfio} under the host root) changes. A round starts in the manager's context (which plugins, which
+ * devices), reads the file system outside it on the check lane (the kubelet's socket, each plugin's socket, group
+ * nodes, the sources' re-checks), and posts what it read back to the context, where the kubelet's memory and the
+ * plugins act on it (docs/ARCHITECTURE.md, "Where a kubelet restart happens").
+ *
+ * <p>Threads: {@code reading} and {@code again} are owned by the context; one round reads at a time, and requests
+ * during a round fold into one more round after it. The watch thread only calls {@link #request()}.
  */
 final class PluginChecks implements AutoCloseable {
 
+    private final PluginEnvironment env;
     private final Supplier<Collection<ResourcePlugin>> plugins;
-    private final Runnable beforeEachRound;
-    private final ScheduledExecutorService scheduler;
-    private final ReentrantLock checkLock = new ReentrantLock();
-    private final AtomicBoolean queued = new AtomicBoolean();
+    private final SerialContext lane;
     private final HostWatcher watcher;
+    private final Future<?> periodic;
+    private boolean reading;
+    private boolean again;
 
     /**
      * Starts watching and the periodic checks.
      *
+     * @param plugins the plugins now; asked in the context only
+     * @param lane    runs the reads outside the context, one round at a time
      * @throws IOException when no watch service can be made
      */
-    PluginChecks(Supplier<Collection<ResourcePlugin>> plugins, Runnable beforeEachRound,
-                 ScheduledExecutorService scheduler, List<Path> watched, long pollNanos) throws IOException {
+    PluginChecks(PluginEnvironment env, Supplier<Collection<ResourcePlugin>> plugins, SerialContext lane,
+                 List<Path> watched, long pollNanos) throws IOException {
+        this.env = env;
         this.plugins = plugins;
-        this.beforeEachRound = beforeEachRound;
-        this.scheduler = scheduler;
+        this.lane = lane;
         this.watcher = new HostWatcher(watched, this::request).start();
-        scheduler.scheduleWithFixedDelay(Guarded.task("device-plugin check", this::checkAll), pollNanos, pollNanos,
-                TimeUnit.NANOSECONDS);
+        this.periodic = env.context().every(this::round, pollNanos);
     }
 
-    /** Queues one check soon, unless one is queued already. Never blocks. */
+    /** Asks for one check round soon; any thread, never blocks. */
     void request() {
-        if (queued.compareAndSet(false, true)) {
-            try {
-                scheduler.execute(Guarded.task("device-plugin check", () -> {
-                    queued.set(false);
-                    checkAll();
-                }));
-            } catch (RejectedExecutionException e) {
-                queued.set(false);
-            }
-        }
+        env.context().execute(this::round);
     }
 
-    private void checkAll() {
-        checkLock.lock();
+    /** In the context: starts a round, or folds into the one reading now. */
+    private void round() {
+        if (reading) {
+            again = true;
+            return;
+        }
+        reading = true;
+        List<ResourcePlugin.Probe> probes = plugins.get().stream().map(ResourcePlugin::probe).toList();
+        lane.execute(() -> {
+            try {
+                watcher.ensureWatching();
+                Optional<KubeletSocket.Identity> kubelet = KubeletSocket.read(env.kubelet().path());
+                List<ResourcePlugin.Checked> read = probes.stream().map(this::read).toList();
+                env.context().execute(() -> finish(kubelet, read));
+            } catch (RuntimeException | LinkageError e) {
+                env.context().execute(this::done);
+                throw e;
+            }
+        });
+    }
+
+    /**
+     * The blocking half of a check, outside the context: the plugin socket's key, the group nodes, and each
+     * device's source asked whether it is still what was advertised.
+     */
+    private ResourcePlugin.Checked read(ResourcePlugin.Probe probe) {
+        Map<String, Boolean> groupNodes = new HashMap<>();
+        Map<String, String> identityChanges = new HashMap<>();
+        for (Device device : probe.devices()) {
+            device.iommuGroup().ifPresent(g -> groupNodes.computeIfAbsent(g, env.handovers()::groupNodePresent));
+            DeviceCheck check = env.handovers().recheck(device);
+            identityChanges.put(device.id(), check.unchanged() ? "" : check.describe(device.id()));
+        }
+        Object socketKey = probe.socket().map(PluginSockets::key).orElse(null);
+        return new ResourcePlugin.Checked(probe.plugin(), probe.served(), socketKey, groupNodes, identityChanges);
+    }
+
+    /** In the context: what the round read reaches the kubelet's memory and the plugins. */
+    private void finish(Optional<KubeletSocket.Identity> kubeletNow, List<ResourcePlugin.Checked> read) {
         try {
-            watcher.ensureWatching();
-            beforeEachRound.run();
-            for (ResourcePlugin plugin : plugins.get()) {
-                plugin.check();
+            int kubelet = env.kubelet().seen(kubeletNow);
+            for (ResourcePlugin.Checked checked : read) {
+                checked.plugin().checked(checked, kubelet);
             }
         } finally {
-            checkLock.unlock();
+            done();
         }
     }
 
-    /** Stops watching; the caller shuts the scheduler down. */
+    private void done() {
+        reading = false;
+        if (again) {
+            again = false;
+            round();
+        }
+    }
+
+    /** Stops the periodic checks and the watch (ending its thread). */
     @Override
     public void close() {
+        periodic.cancel(false);
         watcher.close();
     }
 }

@@ -1,8 +1,8 @@
 package dev.vgpu.deviceplugin;
 
 import dev.vgpu.attach.Handovers;
-import dev.vgpu.core.Durations;
 import dev.vgpu.core.Device;
+import dev.vgpu.core.Durations;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.Plan;
 import dev.vgpu.core.Reconciler;
@@ -17,8 +17,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
@@ -27,11 +27,10 @@ import java.util.SortedMap;
 import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,68 +49,89 @@ import org.slf4j.LoggerFactory;
  * periodic check) combined with GPU faults fed through {@link #markGpuUnhealthy}. The same checks re-serve and
  * re-register every resource when the kubelet restarts (its socket or ours is replaced).
  *
- * <p>Threads and state (see docs/ARCHITECTURE.md, "Threads and state"):
- * <ul>
- * <li>{@code apply} runs on the caller's thread (the rescan loop's); {@code applying} orders applies against each
- *     other and nothing else takes it. {@code lock} guards only the switch of {@code plugins} and {@code closed};
- *     no plugin is started, updated, retired or stopped while it is held, since those may wait for a server to
- *     shut down. {@code plugins} is republished as an immutable map, read by any thread without a lock.</li>
- * <li>Two scheduler threads ({@code vgpu-dp-scheduler-N}) run the checks ({@link PluginChecks}), registration
- *     attempts ({@link Registrar}, whose Register call is asynchronous, so a hung kubelet holds no thread) and
- *     the queued GPU-fault changes ({@link GpuFaults}, their one owner); one watch thread ({@code vgpu-dp-watch})
- *     only queues checks.</li>
- * <li>{@code markGpu…} may be called from any thread (the XID watcher's callback) and only queue work.</li>
- * <li>One transport ({@code vgpu-dp-grpc-io-1} and two {@code vgpu-dp-grpc-rpc-N}) carries every plugin server and
- *     the channels to the kubelet, so threads do not grow with resources; it ends in {@code close}. Each plugin's
- *     own state is guarded by its own locks ({@link ResourcePlugin}).</li>
- * </ul>
+ * <p>Threads and state (docs/ARCHITECTURE.md, "Threads and mutable state"): one serial context over the scheduler
+ * owns every mutable thing of the adapter: the plugin map, each plugin's server, streams, health and registration,
+ * the kubelet's memory and the GPU faults. Every state change (apply, watch events, polls, XID marks, Register
+ * answers, restarts) is a task posted to it, from whatever thread it starts on. Blocking work runs outside it and
+ * posts its result back: server shutdowns on the caller of {@code apply}/{@code close} (or, for a restart, on the
+ * scheduler), sysfs reads of checks and GPU faults on two lanes of their own. Other threads read only what the
+ * context publishes, immutable: {@code published} (the snapshot Allocate reads and the plugin map) and each plugin's
+ * view (its advertised list, serving and registered). The one transport ({@code vgpu-dp-grpc-io-1} and two
+ * {@code vgpu-dp-grpc-rpc-N}) carries every plugin server and the channels to the kubelet, so threads do not grow
+ * with resources; it ends in {@code close}.
  */
 public final class PluginManager implements SnapshotSink, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(PluginManager.class);
 
+    /**
+     * What other threads read, replaced as a whole by the context.
+     *
+     * @param snapshot the snapshot Allocate and preferred allocation read
+     * @param plugins  the plugins serving now, by resource
+     */
+    private record Published(Snapshot snapshot, SortedMap<ResourceName, ResourcePlugin> plugins) {
+    }
+
     private final Path devicePluginDir;
-    private final AtomicReference<Snapshot> snapshot = new AtomicReference<>(Snapshot.empty());
-    private final GpuFaults faults;
-    private final Object lock = new Object();
-    /** Orders {@code apply} calls against each other; nothing else takes it (see the class comment). */
-    private final ReentrantLock applying = new ReentrantLock();
-    private final ScheduledThreadPoolExecutor scheduler;
+    private final ScheduledExecutorService scheduler;
+    private final boolean ownScheduler;
+    private final SerialContext context;
+    /** Lists a faulty GPU's VFs outside the context, in the order the marks were made. */
+    private final SerialContext faultLane;
     private final UnixDomainTransport kubeletClient;
+    private final HostFiles files;
     private final PluginEnvironment env;
     private final PluginChecks checks;
 
-    private volatile SortedMap<ResourceName, ResourcePlugin> plugins = Collections.emptySortedMap();
-    /** The kubelet socket seen by the last check round; owned by the check rounds (one at a time). */
-    private Optional<KubeletSocket> lastKubelet = Optional.empty();
+    // Owned by the context.
+    private final SortedMap<ResourceName, ResourcePlugin> plugins = new TreeMap<>();
+    private final GpuFaults faults = new GpuFaults();
     private boolean closed;
+
+    /** Written only by the context; read by any thread. */
+    private volatile Published published = new Published(Snapshot.empty(), Collections.emptySortedMap());
 
     private PluginManager(Builder b) throws IOException {
         this.devicePluginDir = b.devicePluginDir;
-        AtomicInteger threads = new AtomicInteger();
-        this.scheduler = new ScheduledThreadPoolExecutor(2, r -> {
-            Thread t = new Thread(r, "vgpu-dp-scheduler-" + threads.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        this.scheduler.setRemoveOnCancelPolicy(true);
+        this.ownScheduler = b.scheduler.isEmpty();
+        this.scheduler = b.scheduler.orElseGet(PluginManager::defaultScheduler);
+        this.context = new SerialContext("device-plugin state", scheduler);
+        this.faultLane = new SerialContext("GPU fault listing", scheduler);
         // One event loop and one call executor for every plugin server and the kubelet client.
         this.kubeletClient = UnixDomainTransport.create("vgpu-dp-grpc", 1, 2);
-        HostFiles files = new HostFiles(b.hostRoot);
-        this.faults = new GpuFaults(files, () -> plugins.values(), scheduler);
-        this.env = new PluginEnvironment(Handovers.forHost(Host.of(b.hostRoot), b.sources), b.devicePluginDir,
-                snapshot::get, scheduler, kubeletClient, b.backoffInitial, b.backoffMax, faults::faulty, b.observer);
+        this.files = new HostFiles(b.hostRoot);
+        this.env = new PluginEnvironment(Handovers.forHost(Host.of(b.hostRoot), b.sources), b.devicePluginDir, () -> published.snapshot(), context,
+                scheduler, new KubeletSocket(b.devicePluginDir.resolve(PluginEnvironment.KUBELET_SOCKET), b.observer),
+                kubeletClient, b.backoffInitial, b.backoffMax, faults::faulty,
+                b.observer, b.clock);
         try {
-            this.checks = new PluginChecks(() -> plugins.values(), this::noticeKubelet, scheduler,
+            this.checks = new PluginChecks(env, plugins::values, new SerialContext("device-plugin check", scheduler),
                     List.of(b.devicePluginDir, b.hostRoot.resolve("dev/vfio")), b.healthPollInterval.toNanos());
         } catch (IOException | RuntimeException e) {
-            scheduler.shutdownNow();
+            if (ownScheduler) {
+                scheduler.shutdownNow();
+            }
             kubeletClient.close();
             throw e;
         }
         LOG.info("Device plugins: host root {}, device-plugin dir {}, health poll every {}, registration backoff "
                 + "{} to {}", b.hostRoot, b.devicePluginDir, Durations.formatGo(b.healthPollInterval),
                 Durations.formatGo(b.backoffInitial), Durations.formatGo(b.backoffMax));
+    }
+
+    /** Two daemon threads, {@code vgpu-dp-scheduler-1..2}: the context and its lanes never need more. */
+    private static ScheduledExecutorService defaultScheduler() {
+        int[] threads = {0};
+        ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(2, r -> {
+            Thread t = new Thread(r, "vgpu-dp-scheduler-" + ++threads[0]);
+            t.setDaemon(true);
+            return t;
+        });
+        scheduler.setRemoveOnCancelPolicy(true);
+        // Both threads now, on this thread: the factory's counter is then touched by one thread only.
+        scheduler.prestartAllCoreThreads();
+        return scheduler;
     }
 
     /** A builder with the defaults: host root {@code /}, {@code /var/lib/kubelet/device-plugins}, 5 s poll. */
@@ -129,21 +149,22 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
      */
     public Plan apply(Snapshot next) {
         Objects.requireNonNull(next, "next");
-        applying.lock();
-        try {
-            Plan plan = Reconciler.plan(snapshot.get(), next);
-            apply(next, plan);
-            return plan;
-        } finally {
-            applying.unlock();
-        }
+        List<Runnable> rest = new ArrayList<>();
+        Plan plan = context.call(() -> {
+            Plan p = Reconciler.plan(published.snapshot(), next);
+            rest.addAll(applyInContext(next, p));
+            return p;
+        });
+        finishOutside(rest);
+        return plan;
     }
 
     /**
      * Makes {@code next} the snapshot that Allocate reads, then applies the plan's changes in order: {@code Add}
      * starts a plugin, {@code Update} swaps its device list (health kept for devices that stay), {@code Remove}
-     * sends an empty list on its streams and stops it. Resources the plan does not name are not touched. Calls
-     * are serialized; a change that fails is logged and the rest still apply.
+     * sends an empty list on its streams and stops it. Resources the plan does not name are not touched. Changes
+     * run in the manager's context, one apply after another; the servers that {@code Remove} stops shut down on
+     * the calling thread before this returns. A change that fails is logged and the rest still apply.
      *
      * The plan must lead from the snapshot applied before to {@code next}; {@link #apply(Snapshot)} computes it.
      *
@@ -153,90 +174,97 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
     public void apply(Snapshot next, Plan plan) {
         Objects.requireNonNull(next, "next");
         Objects.requireNonNull(plan, "plan");
-        applying.lock();
-        try {
-            List<Runnable> work = new ArrayList<>();
-            synchronized (lock) {
-                if (closed) {
-                    throw new IllegalStateException("plugin manager is closed");
-                }
-                snapshot.set(next);
-                SortedMap<ResourceName, ResourcePlugin> map = new TreeMap<>(plugins);
-                for (Plan.Change change : plan.changes()) {
-                    try {
-                        work.add(plan(change, map));
-                    } catch (RuntimeException e) {
-                        LOG.error("Could not apply {} to {}: {}", change.getClass().getSimpleName(),
-                                change.resource(), e.toString(), e);
-                    }
-                }
-                plugins = Collections.unmodifiableSortedMap(map);
-            }
-            // Outside the lock: starting, updating and retiring plugins may wait for a server to shut down.
-            for (Runnable step : work) {
-                try {
-                    step.run();
-                } catch (RuntimeException e) {
-                    LOG.error("Could not apply a change: {}", e.toString(), e);
-                }
-            }
-        } finally {
-            applying.unlock();
-        }
+        finishOutside(context.call(() -> applyInContext(next, plan)));
     }
 
-    /** Changes the map for one change (under {@code lock}) and returns what to do to the plugin afterwards. */
-    private Runnable plan(Plan.Change change, SortedMap<ResourceName, ResourcePlugin> map) {
-        ResourcePlugin existing = map.get(change.resource());
+    /** In the context: applies the plan; returns the blocking rest (server shutdowns) for the caller. */
+    private List<Runnable> applyInContext(Snapshot next, Plan plan) {
+        if (closed) {
+            throw new IllegalStateException("plugin manager is closed");
+        }
+        published = new Published(next, published.plugins());
+        List<Runnable> rest = new ArrayList<>();
+        for (Plan.Change change : plan.changes()) {
+            try {
+                change(change).ifPresent(rest::add);
+            } catch (RuntimeException e) {
+                LOG.error("Could not apply {} to {}: {}", change.getClass().getSimpleName(), change.resource(),
+                        e.toString(), e);
+            }
+        }
+        publishPlugins();
+        return rest;
+    }
+
+    /** In the context: one change; a {@code Remove} returns its server's shutdown. */
+    private Optional<Runnable> change(Plan.Change change) {
+        ResourcePlugin existing = plugins.get(change.resource());
         if (change instanceof Plan.Remove) {
             if (existing == null) {
-                return () -> { };
+                return Optional.empty();
             }
-            map.remove(change.resource());
-            return () -> {
-                existing.retire();
+            plugins.remove(change.resource());
+            Runnable shutdown = existing.retire();
+            return Optional.of(() -> {
+                shutdown.run();
                 LOG.info("Removed {}", change.resource());
-            };
+            });
         }
         Resource next = change instanceof Plan.Add add ? add.next() : ((Plan.Update) change).next();
         if (existing != null) {
-            return () -> {
-                List<String> before = existing.advertised().devices().stream().map(Device::id).toList();
-                existing.update(next);
-                TreeSet<String> in = new TreeSet<>(next.ids());
-                in.removeAll(before);
-                TreeSet<String> out = new TreeSet<>(before);
-                out.removeAll(next.ids());
-                LOG.info("Updated {}: {} devices, in {}, out {}", next.name(), next.devices().size(), in, out);
-            };
+            List<String> before = existing.advertised().devices().stream().map(Device::id).toList();
+            existing.update(next);
+            TreeSet<String> in = new TreeSet<>(next.ids());
+            in.removeAll(before);
+            TreeSet<String> out = new TreeSet<>(before);
+            out.removeAll(next.ids());
+            LOG.info("Updated {}: {} devices, in {}, out {}", next.name(), next.devices().size(), in, out);
+            return Optional.empty();
         }
         ResourcePlugin plugin = new ResourcePlugin(next, env);
-        map.put(next.name(), plugin);
-        return () -> {
-            plugin.start();
-            LOG.info("Added {} with {} devices {}", next.name(), next.devices().size(), next.ids());
-        };
+        plugins.put(next.name(), plugin);
+        plugin.start();
+        LOG.info("Added {} with {} devices {}", next.name(), next.devices().size(), next.ids());
+        return Optional.empty();
+    }
+
+    private void publishPlugins() {
+        published = new Published(published.snapshot(), Collections.unmodifiableSortedMap(new TreeMap<>(plugins)));
+    }
+
+    /** Runs the blocking rest of a context step on the calling thread, each step on its own. */
+    private static void finishOutside(List<Runnable> rest) {
+        for (Runnable step : rest) {
+            try {
+                step.run();
+            } catch (RuntimeException e) {
+                LOG.error("Could not apply a change: {}", e.toString(), e);
+            }
+        }
     }
 
     /**
      * Marks unhealthy every device whose parent is {@code gpu} (its VFs and mdevs) and the device that is
      * {@code gpu} itself, and the devices on its SR-IOV VFs (an mdev whose parent is a VF of {@code gpu}), until
      * {@link #markGpuHealthy}. Devices added later on that GPU start unhealthy too.
-     * Meant for NVML XID events; may be called from any thread, and returns at once: the change (which reads
-     * the GPU's VFs in sysfs) is queued and applied in order on the manager's scheduler, without any lock held.
+     * Meant for NVML XID events; may be called from any thread, and returns at once: the GPU's VFs are listed in
+     * sysfs on the manager's fault lane, then the marks reach the plugins in the order they were made.
      */
     public void markGpuUnhealthy(PciAddress gpu, String reason) {
         Objects.requireNonNull(gpu, "gpu");
-        faults.markUnhealthy(gpu, reason);
+        faultLane.execute(() -> {
+            List<PciAddress> vfs = files.virtualFunctions(gpu);
+            context.execute(() -> faults.markUnhealthy(gpu, vfs, reason, plugins.values()));
+        });
     }
 
     /**
      * Clears a fault set by {@link #markGpuUnhealthy}; devices whose group node is present become healthy. Queued
-     * like {@link #markGpuUnhealthy}: returns at once.
+     * like {@link #markGpuUnhealthy}, after the marks made before it: returns at once.
      */
     public void markGpuHealthy(PciAddress gpu) {
         Objects.requireNonNull(gpu, "gpu");
-        faults.markHealthy(gpu);
+        faultLane.execute(() -> context.execute(() -> faults.markHealthy(gpu, plugins.values())));
     }
 
     /**
@@ -244,24 +272,12 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
      * Cheap and non-blocking; meant for metrics and readiness checks.
      */
     public List<ResourceStatus> status() {
-        return plugins.values().stream().map(ResourcePlugin::status).toList();
-    }
-
-    /** Runs before each check round, on the scheduler: reports a new kubelet socket once per restart. */
-    private void noticeKubelet() {
-        Optional<KubeletSocket> now = KubeletSocket.at(env.kubeletSocket());
-        if (now.isPresent() && !now.equals(lastKubelet)) {
-            if (lastKubelet.isPresent()) {
-                LOG.info("The kubelet restarted: {} is new", env.kubeletSocket());
-                env.observer().kubeletRestarted();
-            }
-            lastKubelet = now;
-        }
+        return published.plugins().values().stream().map(ResourcePlugin::status).toList();
     }
 
     /** The resources served now, sorted. */
     public SortedSet<ResourceName> running() {
-        return Collections.unmodifiableSortedSet(new TreeSet<>(plugins.keySet()));
+        return Collections.unmodifiableSortedSet(new TreeSet<>(published.plugins().keySet()));
     }
 
     /** The device-plugin directory this manager serves in. */
@@ -283,29 +299,41 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
 
     /**
      * Stops every plugin (without retiring its resource: a restarted daemon registers it again), deletes its
-     * socket and ends every thread this manager started. Idempotent.
+     * socket and ends every thread this manager started (an injected scheduler is left running, with none of this
+     * manager's tasks). Idempotent.
      */
     @Override
     public void close() {
-        Collection<ResourcePlugin> running;
-        synchronized (lock) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            running = plugins.values();
-            plugins = Collections.emptySortedMap();
-        }
-        // Outside the lock: each stop may wait for its server to shut down.
-        running.forEach(ResourcePlugin::stop);
-        checks.close();
-        scheduler.shutdownNow();
+        Optional<List<Runnable>> stops;
         try {
-            if (!scheduler.awaitTermination(20, TimeUnit.SECONDS)) {
-                LOG.warn("Scheduler threads did not end within 20 s");
+            stops = context.call(() -> {
+                if (closed) {
+                    return Optional.<List<Runnable>>empty();
+                }
+                closed = true;
+                List<Runnable> rest = plugins.values().stream().map(ResourcePlugin::stop).toList();
+                plugins.clear();
+                publishPlugins();
+                return Optional.of(rest);
+            });
+        } catch (IllegalStateException e) {
+            return; // the scheduler stopped: closed before
+        }
+        if (stops.isEmpty()) {
+            return;
+        }
+        // Outside the context: each stop may wait for its server to shut down.
+        finishOutside(stops.get());
+        checks.close();
+        if (ownScheduler) {
+            scheduler.shutdownNow();
+            try {
+                if (!scheduler.awaitTermination(20, TimeUnit.SECONDS)) {
+                    LOG.warn("Scheduler threads did not end within 20 s");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
         kubeletClient.close();
         LOG.info("Device plugins stopped");
@@ -313,7 +341,12 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
 
     /** Package-private view for tests: the plugin serving {@code name}. */
     ResourcePlugin plugin(ResourceName name) {
-        return plugins.get(name);
+        return published.plugins().get(name);
+    }
+
+    /** Package-private for tests: runs {@code step} in the manager's context and returns its answer. */
+    <T> T inContext(Supplier<T> step) {
+        return context.call(step);
     }
 
     /** Configures a {@link PluginManager}; not thread-safe. */
@@ -325,6 +358,8 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         private Duration backoffMax = Duration.ofSeconds(30);
         private List<DeviceSource> sources = List.of();
         private PluginObserver observer = PluginObserver.NONE;
+        private Optional<ScheduledExecutorService> scheduler = Optional.empty();
+        private InstantSource clock = InstantSource.system();
 
         private Builder() {
         }
@@ -342,6 +377,23 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
          */
         public Builder sources(List<? extends DeviceSource> value) {
             sources = List.copyOf(value);
+            return this;
+        }
+
+        /**
+         * The scheduler whose threads run the manager's serial context (every state change), its timers (health
+         * poll, registration backoff) and its blocking lanes; time, for the manager, is this scheduler's. By default
+         * the manager makes two daemon threads ({@code vgpu-dp-scheduler-1..2}) and ends them in {@code close}; an
+         * injected one is not shut down, only rid of this manager's tasks. Tests pass a scheduler they drive by hand.
+         */
+        public Builder scheduler(ScheduledExecutorService value) {
+            scheduler = Optional.of(Objects.requireNonNull(value, "scheduler"));
+            return this;
+        }
+
+        /** Times the RPCs reported to the {@link #observer}; the system clock by default. */
+        public Builder clock(InstantSource value) {
+            clock = Objects.requireNonNull(value, "clock");
             return this;
         }
 

@@ -4,7 +4,6 @@ import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.Resource;
 import dev.vgpu.core.ResourceName;
-import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
 import dev.vgpu.deviceplugin.v1beta1.DevicePluginOptions;
 import dev.vgpu.deviceplugin.v1beta1.ListAndWatchResponse;
@@ -13,15 +12,12 @@ import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,12 +27,11 @@ import org.slf4j.LoggerFactory;
  * devices. When the device-plugin directory leaves no room for any socket name, the plugin says so once at start
  * and never serves.
  *
- * <p>Threads and state. {@code lifecycle} serializes start, stop, retire, restart and update (callers: the
- * manager's apply and close, and the scheduler's checks); it guards {@code state}, {@code server}, {@code boundSocket} and
- * {@code transport}. {@code stateLock} guards {@code advertised} and orders every publication to the streams,
- * so the last list offered is always the current one; it is taken inside {@code lifecycle}, never the other way,
- * and nothing blocks while holding it. {@code streams} is a concurrent set touched by gRPC threads. A stopped
- * plugin stays stopped: the manager makes a new one for a resource that comes back.
+ * <p>Threads (docs/ARCHITECTURE.md, "Threads and mutable state"): every field but {@code view} is owned by the
+ * manager's serial context, and every method runs there unless it says otherwise. Shutting a server down blocks,
+ * so {@link #stop} hands that work back to its caller, and {@link #restart} runs it outside the context and posts
+ * the re-serve back. gRPC threads read only {@code view} (immutable, republished after every change) and post new
+ * streams to the context. A stopped plugin stays stopped: the manager makes a new one for a resource that comes back.
  */
 final class ResourcePlugin {
 
@@ -46,44 +41,76 @@ final class ResourcePlugin {
 
     private enum State { NEW, RUNNING, STOPPED }
 
+    /**
+     * What any thread may read about this plugin.
+     *
+     * @param advertised the devices and their health
+     * @param serving    whether the server is up on its socket
+     * @param registered whether the last registration succeeded and still holds
+     */
+    record View(AdvertisedDevices advertised, boolean serving, boolean registered) {
+    }
+
+    /**
+     * What a check reads outside the context, taken in it: the plugin, its socket, its serve count then and its
+     * devices.
+     */
+    record Probe(ResourcePlugin plugin, Optional<Path> socket, int served, List<Device> devices) {
+    }
+
+    /**
+     * What a check read: the socket file's key (null when it is not a socket), group-node presence per group and
+     * identity changes per device ({@code ""} when unchanged).
+     */
+    record Checked(ResourcePlugin plugin, int served, Object socketKey, Map<String, Boolean> groupNodes,
+                   Map<String, String> identityChanges) {
+    }
+
     private final ResourceName name;
     /** Empty when the device-plugin directory's path is too long for any socket name. */
     private final Optional<Path> socket;
     private final PluginEnvironment env;
     private final Registrar registrar;
     private final DevicePluginService service;
-    private final ReentrantLock lifecycle = new ReentrantLock();
-    private final Object stateLock = new Object();
     private final DeviceListStreams streams;
 
     private State state = State.NEW;
     private Server server;
-    private String serveFailure = "";
-    /** Whether the server is up on its socket; written under {@code lifecycle}, read by status without it. */
-    private volatile boolean serving;
-    /** Whether ListAndWatch streams may be opened (a server is up and not shutting down); guarded by stateLock. */
-    private boolean acceptingStreams;
-    private UnixDomainTransport transport;
     /** The file key (device and inode) of the socket this plugin bound; null while not serving. */
     private Object boundSocket;
-    private AdvertisedDevices advertised = AdvertisedDevices.none();
+    /** How many times a server was bound, so a check read before a re-serve is not judged against the new one. */
+    private int served;
+    /** An old server is shutting down outside the context; the plugin serves again once that is done. */
+    private boolean restarting;
+    /** The last server shutdown (done, or running outside the context). */
+    private CompletableFuture<Void> shutdown = CompletableFuture.completedFuture(null);
+    private String serveFailure = "";
+    /** Whether ListAndWatch streams may be opened (a server is up and not shutting down). */
+    private boolean acceptingStreams;
+    private AdvertisedDevices advertised;
+    /** Written only in the context; read by any thread. */
+    private volatile View view;
 
     ResourcePlugin(Resource initial, PluginEnvironment env) {
         this.name = initial.name();
         this.socket = PluginSockets.path(env.pluginDir(), name);
         this.env = env;
         // Without a socket nothing is served, so nothing ever registers with the empty endpoint.
-        this.registrar = new Registrar(name, socket.map(s -> s.getFileName().toString()).orElse(""), env, OPTIONS);
+        this.registrar = new Registrar(name, socket.map(s -> s.getFileName().toString()).orElse(""), env, OPTIONS,
+                this::republish);
         this.service = new DevicePluginService(this, env);
-        this.streams = new DeviceListStreams(name.fullName());
+        this.streams = new DeviceListStreams(name.fullName(), env.context());
         this.advertised = AdvertisedDevices.none().replace(initial.devices(), env.handovers()::groupNodePresent,
                 env.gpuFaulty());
+        this.view = new View(advertised, false, false);
     }
 
+    /** Any thread. */
     ResourceName name() {
         return name;
     }
 
+    /** Any thread. */
     Optional<Path> socket() {
         return socket;
     }
@@ -94,181 +121,168 @@ final class ResourcePlugin {
 
     /** Serves on the socket and registers (asynchronously, retrying). A failed bind is retried by checks. */
     void start() {
-        lifecycle.lock();
-        try {
-            if (state != State.NEW) {
-                return;
-            }
-            state = State.RUNNING;
-            transport = env.kubeletClient(); // shared by every plugin; the manager closes it
-            logNumaMix(AdvertisedDevices.none(), advertised());
-            if (socket.isEmpty()) {
-                LOG.error("Cannot serve {}: the device-plugin directory {} takes {} of the {} bytes a unix socket "
-                        + "path may have, which leaves {} for the socket file name, less than the {} of the "
-                        + "shortest (kubevirt-<hash>.sock); this resource is not advertised", name, env.pluginDir(),
-                        PluginSockets.directoryBytes(env.pluginDir()), UnixDomainTransport.MAX_PATH_BYTES,
-                        Math.max(0, PluginSockets.budget(env.pluginDir())), ResourceName.SHORTEST_SOCKET_FILE_NAME_BYTES);
-                return;
-            }
-            if (!socket.get().getFileName().toString().equals(name.socketFileName())) {
-                LOG.info("{} serves on {}: {} would make the path longer than {} bytes", name, socket.get(),
-                        name.socketFileName(), UnixDomainTransport.MAX_PATH_BYTES);
-            }
-            serveAndRegister();
-        } finally {
-            lifecycle.unlock();
+        if (state != State.NEW) {
+            return;
         }
+        state = State.RUNNING;
+        logNumaMix(AdvertisedDevices.none(), advertised);
+        if (socket.isEmpty()) {
+            LOG.error("Cannot serve {}: the device-plugin directory {} takes {} of the {} bytes a unix socket "
+                    + "path may have, which leaves {} for the socket file name, less than the {} of the "
+                    + "shortest (kubevirt-<hash>.sock); this resource is not advertised", name, env.pluginDir(),
+                    PluginSockets.directoryBytes(env.pluginDir()), UnixDomainTransport.MAX_PATH_BYTES,
+                    Math.max(0, PluginSockets.budget(env.pluginDir())), ResourceName.SHORTEST_SOCKET_FILE_NAME_BYTES);
+            return;
+        }
+        if (!socket.get().getFileName().toString().equals(name.socketFileName())) {
+            LOG.info("{} serves on {}: {} would make the path longer than {} bytes", name, socket.get(),
+                    name.socketFileName(), UnixDomainTransport.MAX_PATH_BYTES);
+        }
+        serveAndRegister();
     }
 
     /** Swaps the device list: kept devices keep their health, new ones start healthy unless known bad. */
     void update(Resource next) {
-        lifecycle.lock();
-        try {
-            if (state == State.STOPPED) {
-                return;
-            }
-            // Under stateLock: a GPU-fault mark (queued on the scheduler) must not be lost between read and publish.
-            synchronized (stateLock) {
-                AdvertisedDevices before = advertised;
-                publish(advertised.replace(next.devices(), env.handovers()::groupNodePresent, env.gpuFaulty()));
-                logNumaMix(before, advertised);
-            }
-        } finally {
-            lifecycle.unlock();
+        if (state == State.STOPPED) {
+            return;
         }
-    }
-
-    /** Sends an empty device list on every stream (the kubelet never redials an ended stream), then stops. */
-    void retire() {
-        lifecycle.lock();
-        try {
-            if (state == State.STOPPED) {
-                return;
-            }
-            publish(AdvertisedDevices.none());
-            stopLocked();
-        } finally {
-            lifecycle.unlock();
-        }
-    }
-
-    /** Ends streams, registration and the server, deletes the socket and ends this plugin's threads. Idempotent. */
-    void stop() {
-        lifecycle.lock();
-        try {
-            stopLocked();
-        } finally {
-            lifecycle.unlock();
-        }
-    }
-
-    /** Serves on a fresh socket and registers again, keeping devices and health (the kubelet restarted). */
-    void restart(String why) {
-        lifecycle.lock();
-        try {
-            if (state != State.RUNNING) {
-                return;
-            }
-            LOG.info("Restarting {}: {}", name, why);
-            shutdownServer(false);
-            serveAndRegister();
-        } finally {
-            lifecycle.unlock();
-        }
+        AdvertisedDevices before = advertised;
+        publish(advertised.replace(next.devices(), env.handovers()::groupNodePresent, env.gpuFaulty()));
+        logNumaMix(before, advertised);
     }
 
     /**
-     * The periodic and event-driven check: re-serve when the socket is gone or no longer the one this plugin bound
-     * (a file renamed over it, another socket moved there), re-register when the kubelet socket
-     * changed since the last registration, and re-read group-node health.
+     * Sends an empty device list on every stream (the kubelet never redials an ended stream), then stops.
+     *
+     * @return what is left to do outside the context (see {@link #stop})
      */
-    void check() {
-        lifecycle.lock();
-        try {
-            if (state != State.RUNNING) {
-                return;
-            }
+    Runnable retire() {
+        if (state == State.STOPPED) {
+            return stop();
+        }
+        publish(AdvertisedDevices.none());
+        return stop();
+    }
+
+    /**
+     * Ends streams and registration and detaches the server. Idempotent.
+     *
+     * @return the blocking rest, for the caller to run outside the context: the server's shutdown and the deletion
+     *         of its socket (waiting for a restart's shutdown still running)
+     */
+    Runnable stop() {
+        if (state == State.NEW) {
+            state = State.STOPPED;
+            republish();
+            return () -> { };
+        }
+        if (state == State.STOPPED) {
+            CompletableFuture<Void> last = shutdown;
+            return last::join;
+        }
+        state = State.STOPPED;
+        restarting = false;
+        Runnable rest = detach(true);
+        LOG.debug("Stopped {}", name);
+        return rest;
+    }
+
+    /**
+     * Serves on a fresh socket and registers again, keeping devices and health (the kubelet restarted, or the
+     * socket was replaced): the old server shuts down outside the context, then the new one is bound here.
+     */
+    void restart(String why) {
+        if (state != State.RUNNING || restarting) {
+            return;
+        }
+        LOG.info("Restarting {}: {}", name, why);
+        restarting = true;
+        Runnable rest = detach(false);
+        env.blocking().execute(Guarded.task("restart of " + name, () -> {
+            rest.run();
+            env.context().execute(this::restarted);
+        }));
+    }
+
+    private void restarted() {
+        if (state == State.RUNNING && restarting) {
+            restarting = false;
+            serveAndRegister();
+        }
+    }
+
+    /** What a check needs to read outside the context. */
+    Probe probe() {
+        return new Probe(this, socket, served, advertised.devices());
+    }
+
+    /**
+     * The periodic and event-driven check, with what {@link PluginChecks} read outside the context: re-serve when the socket is gone or no
+     * longer the one this plugin bound (a file renamed over it, another socket moved there), re-register when the
+     * kubelet's generation changed since the last registration, and publish the health read.
+     */
+    void checked(Checked read, int kubelet) {
+        if (state != State.RUNNING) {
+            return;
+        }
+        if (!restarting) {
             if (server == null) {
                 serveAndRegister();
-            } else if (!socketIsOurs()) {
+            } else if (read.served() == served
+                    && (read.socketKey() == null || !read.socketKey().equals(boundSocket))) {
                 restart("socket " + socket.get() + " was deleted or replaced by another file");
             } else {
-                registrar.kubeletSeen(KubeletSocket.at(env.kubeletSocket()));
+                registrar.kubeletSeen(kubelet);
             }
-            checkHealth();
-        } finally {
-            lifecycle.unlock();
         }
-    }
-
-    /**
-     * Re-reads the group nodes and asks each device's source whether it is still what was advertised, then
-     * publishes when a device's health flipped. The reads happen before {@code stateLock} is taken, so streams
-     * and GPU-fault marks never wait for sysfs.
-     */
-    void checkHealth() {
-        AdvertisedDevices current = advertised();
-        Map<String, Boolean> groupNodes = new HashMap<>();
-        Map<String, String> identityChanges = new HashMap<>();
-        for (Device device : current.devices()) {
-            device.iommuGroup().ifPresent(g -> groupNodes.computeIfAbsent(g, env.handovers()::groupNodePresent));
-            DeviceCheck check = env.handovers().recheck(device);
-            identityChanges.put(device.id(), check.unchanged() ? "" : check.describe(device.id()));
-        }
-        synchronized (stateLock) {
-            publish(advertised.withChecks(groupNodes, identityChanges));
-        }
+        publish(advertised.withChecks(read.groupNodes(), read.identityChanges()));
     }
 
     /** Marks (or clears) a GPU fault for the devices of {@code gpu}; true when any device of it is here. */
     boolean gpuFault(PciAddress gpu, boolean faulty) {
-        synchronized (stateLock) {
-            boolean mine = advertised.devices().stream().anyMatch(d -> AdvertisedDevices.belongsTo(d, gpu));
-            publish(advertised.withGpuFault(gpu, faulty));
-            return mine;
-        }
+        boolean mine = advertised.devices().stream().anyMatch(d -> AdvertisedDevices.belongsTo(d, gpu));
+        publish(advertised.withGpuFault(gpu, faulty));
+        return mine;
     }
 
-    /** The current advertisement (for the service and tests). */
+    /** The current advertisement; any thread. */
     AdvertisedDevices advertised() {
-        synchronized (stateLock) {
-            return advertised;
-        }
+        return view.advertised();
     }
 
     /** Whether the plugin is running (started and not stopped). */
     boolean isRunning() {
-        lifecycle.lock();
-        try {
-            return state == State.RUNNING;
-        } finally {
-            lifecycle.unlock();
-        }
+        return state == State.RUNNING;
     }
 
-    /** Adds a ListAndWatch stream and sends it the current list; called on a gRPC thread. */
+    /**
+     * Adds a ListAndWatch stream, which gets the current list and every later one; called on a gRPC thread, it wires
+     * the stream there and posts the rest to the context.
+     */
     void openStream(ServerCallStreamObserver<ListAndWatchResponse> observer) {
-        synchronized (stateLock) {
+        DeviceListStream stream = streams.prepare(observer);
+        env.context().execute(() -> {
             if (!acceptingStreams) {
                 // The server is shutting down (stop or restart): the kubelet dials the new server instead.
-                observer.onError(Status.UNAVAILABLE.withDescription(name + " is restarting or stopped")
+                stream.refuse(Status.UNAVAILABLE.withDescription(name + " is restarting or stopped")
                         .asRuntimeException());
                 return;
             }
-            streams.open(observer, advertised.toResponse());
-        }
+            streams.open(stream, advertised.toResponse());
+        });
     }
 
-    /** Whether the last registration succeeded and still holds. */
+    /** Whether the last registration succeeded and still holds; any thread. */
     boolean registered() {
-        return registrar.registered();
+        return view.registered();
     }
 
-    /** What this plugin is doing now; never waits for a lifecycle change in progress. */
+    /** What this plugin is doing now; any thread, never waits. */
     ResourceStatus status() {
-        AdvertisedDevices now = advertised();
-        int healthy = (int) now.devices().stream().filter(d -> now.isHealthy(d.id())).count();
-        return new ResourceStatus(name, healthy, now.devices().size() - healthy, registered(), serving);
+        View now = view;
+        AdvertisedDevices devices = now.advertised();
+        int healthy = (int) devices.devices().stream().filter(d -> devices.isHealthy(d.id())).count();
+        return new ResourceStatus(name, healthy, devices.devices().size() - healthy, now.registered(), now.serving());
     }
 
     /** The number of open streams (for tests). */
@@ -294,23 +308,27 @@ final class ResourcePlugin {
     }
 
     private void publish(AdvertisedDevices next) {
-        synchronized (stateLock) {
-            if (next.equals(advertised)) {
-                return;
-            }
-            List<String> flips = advertised.healthFlips(next);
-            advertised = next;
-            for (String id : flips) {
-                if (next.isHealthy(id)) {
-                    LOG.info("Device {} of {} is healthy again", id, name);
-                } else {
-                    AdvertisedDevices.DeviceHealth health = next.health().get(id);
-                    LOG.warn("Device {} of {} is unhealthy: {}", id, name, !health.identityChange().isEmpty()
-                            ? health.identityChange() : health);
-                }
-            }
-            streams.publish(next.toResponse());
+        if (next.equals(advertised)) {
+            return;
         }
+        List<String> flips = advertised.healthFlips(next);
+        advertised = next;
+        republish();
+        for (String id : flips) {
+            if (next.isHealthy(id)) {
+                LOG.info("Device {} of {} is healthy again", id, name);
+            } else {
+                AdvertisedDevices.DeviceHealth health = next.health().get(id);
+                LOG.warn("Device {} of {} is unhealthy: {}", id, name, !health.identityChange().isEmpty()
+                        ? health.identityChange() : health);
+            }
+        }
+        streams.publish(next.toResponse());
+    }
+
+    /** Publishes the view for other threads after a change. */
+    private void republish() {
+        view = new View(advertised, server != null, registrar.registered());
     }
 
     private void serveAndRegister() {
@@ -319,18 +337,18 @@ final class ResourcePlugin {
         }
         try {
             PluginDirectory.create(env.pluginDir());
-            synchronized (stateLock) {
-                acceptingStreams = true;
-            }
-            server = transport.serve(socket.get(), List.of(service));
-            boundSocket = socketKey();
+            acceptingStreams = true;
+            server = env.kubeletClient().serve(socket.get(), List.of(service));
+            boundSocket = PluginSockets.key(socket.get());
+            served++;
             serveFailure = "";
-            serving = true;
+            republish();
             LOG.debug("Serving {} on {}", name, socket.get());
             registrar.request();
         } catch (IOException e) {
+            acceptingStreams = false;
             server = null;
-            serving = false;
+            republish();
             if (!e.getMessage().equals(serveFailure)) {
                 LOG.warn("Cannot serve {} on {}: {}; retrying at every check", name, socket.get(), e.getMessage());
             }
@@ -339,81 +357,64 @@ final class ResourcePlugin {
     }
 
     /**
-     * Whether the socket path is still the socket this plugin bound: a socket (not a file renamed over it) with the
-     * same file key (device and inode) as right after binding (not another process's socket moved there).
+     * Ends the streams and registration and detaches the server, in the context.
+     *
+     * @return the blocking rest for outside the context: the server's shutdown, then the deletion of its socket
+     *         unless another server bound that path meanwhile
      */
-    private boolean socketIsOurs() {
-        Object now = socketKey();
-        return now != null && now.equals(boundSocket);
+    private Runnable detach(boolean graceful) {
+        registrar.cancel();
+        acceptingStreams = false;
+        streams.endAll(graceful);
+        Server detached = server;
+        Object key = boundSocket;
+        server = null;
+        boundSocket = null;
+        republish();
+        CompletableFuture<Void> before = shutdown;
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        shutdown = done;
+        return () -> {
+            try {
+                before.join();
+                if (detached != null) {
+                    shutdownServer(detached, graceful);
+                    deleteSocketIf(key);
+                }
+            } finally {
+                done.complete(null);
+            }
+        };
     }
 
-    /** The socket path's file key when it is a socket (links not followed); null when it is anything else. */
-    private Object socketKey() {
-        if (socket.isEmpty()) {
-            return null;
+    /** Ends a server; blocks for a few seconds at most. Outside the context. */
+    private void shutdownServer(Server detached, boolean graceful) {
+        try {
+            if (graceful) {
+                detached.shutdown();
+                if (!detached.awaitTermination(1, TimeUnit.SECONDS)) {
+                    detached.shutdownNow();
+                }
+            } else {
+                detached.shutdownNow();
+            }
+            detached.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            detached.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Deletes the socket file when it is still the one with {@code key}. Outside the context. */
+    private void deleteSocketIf(Object key) {
+        Object now = PluginSockets.key(socket.get());
+        if (now == null || !now.equals(key)) {
+            return; // gone already, or another server's (a plugin for the same resource started since)
         }
         try {
-            BasicFileAttributes attributes = Files.readAttributes(socket.get(), BasicFileAttributes.class,
-                    LinkOption.NOFOLLOW_LINKS);
-            if (!attributes.isOther()) {
-                return null;
-            }
-            Object key = attributes.fileKey();
-            return key != null ? key : socket.get();
+            Files.deleteIfExists(socket.get());
         } catch (IOException e) {
-            return null;
-        }
-    }
-
-    private void stopLocked() {
-        if (state == State.NEW) {
-            state = State.STOPPED;
-            return;
-        }
-        if (state == State.STOPPED) {
-            return;
-        }
-        state = State.STOPPED;
-        registrar.cancel();
-        shutdownServer(true);
-        transport = null;
-        LOG.debug("Stopped {}", name);
-    }
-
-    /** Ends the streams and the server and deletes the socket file. */
-    private void shutdownServer(boolean graceful) {
-        serving = false;
-        registrar.cancel();
-        synchronized (stateLock) {
-            acceptingStreams = false;
-            streams.endAll(graceful);
-        }
-        if (server != null) {
-            try {
-                if (graceful) {
-                    server.shutdown();
-                    if (!server.awaitTermination(1, TimeUnit.SECONDS)) {
-                        server.shutdownNow();
-                    }
-                } else {
-                    server.shutdownNow();
-                }
-                server.awaitTermination(5, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                server.shutdownNow();
-                Thread.currentThread().interrupt();
-            }
-            server = null;
-        }
-        // Streams a call registered while the server shut down were cancelled with it; forget them now.
-        streams.endAll(false);
-        boundSocket = null;
-        if (socket.isPresent()) {
-            try {
-                Files.deleteIfExists(socket.get());
-            } catch (IOException e) {
-                LOG.warn("Cannot delete socket {} of {}: {}", socket.get(), name, e.getMessage());
-            }
+            LOG.warn("Cannot delete socket {} of {}: {}", socket.get(), name, e.getMessage());
         }
     }
 }

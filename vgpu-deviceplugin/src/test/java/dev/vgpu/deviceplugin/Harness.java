@@ -10,6 +10,7 @@ import dev.vgpu.testing.SysfsTree;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Predicate;
 
 /**
@@ -28,21 +29,22 @@ final class Harness implements AutoCloseable {
     private Snapshot current = Snapshot.empty();
 
     private Harness(Path tmp, boolean startKubelet, Duration poll) {
-        this(tmp, tmp.resolve("dp"), startKubelet, poll);
+        this(tmp, tmp.resolve("dp"), startKubelet, poll, null);
     }
 
-    private Harness(Path tmp, Path pluginDir, boolean startKubelet, Duration poll) {
+    /** With {@code scheduler} null, the manager makes its own. */
+    private Harness(Path tmp, Path pluginDir, boolean startKubelet, Duration poll, ScheduledExecutorService scheduler) {
         this.host = SysfsTree.at(tmp.resolve("host"));
         host.mkdirs("dev/vfio");
         this.pluginDir = pluginDir;
         this.kubelet = startKubelet ? StandInKubelet.start(pluginDir) : null;
-        this.manager = PluginManager.builder()
+        PluginManager.Builder builder = PluginManager.builder()
                 .hostRoot(host.root())
                 .devicePluginDir(pluginDir)
                 .healthPollInterval(poll)
                 .registrationBackoff(Duration.ofMillis(20), Duration.ofMillis(200))
-                .sources(List.of(new PassthroughSource(), new MdevSource(), new VendorVfioSource()))
-                .build();
+                .sources(List.of(new PassthroughSource(), new MdevSource(), new VendorVfioSource()));
+        this.manager = (scheduler == null ? builder : builder.scheduler(scheduler)).build();
     }
 
     /** With a kubelet and a 200 ms poll. */
@@ -57,12 +59,17 @@ final class Harness implements AutoCloseable {
 
     /** With a kubelet and a 200 ms poll, serving in {@code pluginDir} instead of {@code <tmp>/dp}. */
     static Harness in(Path tmp, Path pluginDir) {
-        return new Harness(tmp, pluginDir, true, Duration.ofMillis(200));
+        return new Harness(tmp, pluginDir, true, Duration.ofMillis(200), null);
     }
 
     /** Without a kubelet yet (see {@link #startKubelet()}). */
     static Harness withoutKubelet(Path tmp) {
         return new Harness(tmp, false, Duration.ofMillis(200));
+    }
+
+    /** Without a kubelet yet, the manager's context on {@code scheduler} (which the test owns and ends). */
+    static Harness withoutKubelet(Path tmp, ScheduledExecutorService scheduler) {
+        return new Harness(tmp, tmp.resolve("dp"), false, Duration.ofMillis(200), scheduler);
     }
 
     StandInKubelet startKubelet() {

@@ -8,12 +8,17 @@ import static dev.vgpu.deviceplugin.Fixtures.vf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.vgpu.core.ResourceName;
 import dev.vgpu.deviceplugin.kubelet.DeviceState;
+import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
+import dev.vgpu.testing.SysfsTree;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -52,6 +57,47 @@ class KubeletFaultsTest {
             await().atMost(Harness.WAIT).until(() -> managerThreads() == threads);
             // A descriptor or two may still be closing in the kernel's time; none may leak per restart.
             await().atMost(Harness.WAIT).until(() -> openDescriptors() <= descriptors + 2);
+        }
+    }
+
+    @Test
+    void everyKubeletRestartIsCountedOnceAndEveryResourceRegistersOnceMore() throws Exception {
+        AtomicInteger restarts = new AtomicInteger();
+        AtomicInteger registered = new AtomicInteger();
+        PluginObserver counting = new PluginObserver() {
+            @Override
+            public void registered(ResourceName resource) {
+                registered.incrementAndGet();
+            }
+
+            @Override
+            public void kubeletRestarted() {
+                restarts.incrementAndGet();
+            }
+        };
+        Path dir = tmp.resolve("dp");
+        SysfsTree host = SysfsTree.at(tmp.resolve("host"));
+        host.mkdirs("dev/vfio");
+        host.addGroupNode(41).addGroupNode(100);
+        try (StandInKubelet kubelet = StandInKubelet.start(dir);
+             PluginManager manager = PluginManager.builder().hostRoot(host.root()).devicePluginDir(dir)
+                     .healthPollInterval(Duration.ofMillis(200))
+                     .registrationBackoff(Duration.ofMillis(20), Duration.ofMillis(200)).observer(counting).build()) {
+            manager.apply(snapshot(passthrough("0000:41:00.0", 41, 0),
+                    vf(L40S_1Q, "0000:1b:00.4", "0000:1b:00.0", 100, 0)));
+            kubelet.await(Harness.WAIT, k -> k.streaming(H200.fullName()) && k.streaming(L40S_1Q.fullName()));
+
+            for (int restart = 1; restart <= 10; restart++) {
+                kubelet.restart();
+                int registrations = 2 * (restart + 1);
+                kubelet.await(Harness.WAIT, k -> k.registrations().size() == registrations
+                        && k.streaming(H200.fullName()) && k.streaming(L40S_1Q.fullName()));
+            }
+
+            // The one memory of the kubelet's socket notices each new socket once, whoever looks first.
+            await().atMost(Harness.WAIT).until(() -> restarts.get() == 10 && registered.get() == 22);
+            assertThat(kubelet.registrations()).hasSize(22);
+            assertThat(restarts).hasValue(10);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.vgpu.deviceplugin;
 
+import dev.vgpu.attach.Handovers;
 import static dev.vgpu.deviceplugin.Fixtures.H200;
 import static dev.vgpu.deviceplugin.Fixtures.L40S_1Q;
 import static dev.vgpu.deviceplugin.Fixtures.L40S_2Q;
@@ -11,7 +12,6 @@ import static dev.vgpu.deviceplugin.Fixtures.vf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.vgpu.attach.Handovers;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
@@ -20,6 +20,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -44,37 +45,49 @@ class LifecycleTest {
 
     @Test
     @Timeout(value = 100, unit = TimeUnit.SECONDS)
-    void stopRacingRestartThousandTimesLeavesNoServerSocketStreamOrThread() throws Exception {
+    void stopRacingRestartThousandTimesLeavesNoServerSocketStreamOrTask() throws Exception {
         Path dir = tmp.resolve("dp");
         ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(2);
+        scheduler.setRemoveOnCancelPolicy(true);
         ExecutorService racers = Executors.newFixedThreadPool(2);
         try (StandInKubelet kubelet = StandInKubelet.start(dir);
              UnixDomainTransport kubeletClient = UnixDomainTransport.create("race-client", 1, 1)) {
             Snapshot snapshot = snapshot(passthrough("0000:41:00.0", 41, 0));
+            SerialContext context = new SerialContext("race", scheduler);
             PluginEnvironment env = new PluginEnvironment(Handovers.forHost(Host.of(tmp.resolve("host")), List.of()),
-                    dir, () -> snapshot, scheduler, kubeletClient, Duration.ofMillis(5), Duration.ofMillis(50),
-                    d -> false, PluginObserver.NONE);
+                    dir, () -> snapshot,
+                    context, scheduler, new KubeletSocket(dir.resolve("kubelet.sock"), PluginObserver.NONE),
+                    kubeletClient, Duration.ofMillis(5), Duration.ofMillis(50), d -> false,
+                    PluginObserver.NONE, InstantSource.system());
             CyclicBarrier go = new CyclicBarrier(2);
             for (int i = 0; i < 1_000; i++) {
-                ResourcePlugin plugin = new ResourcePlugin(snapshot.resource(H200).orElseThrow(), env);
-                plugin.start();
+                ResourcePlugin plugin = context.call(() -> {
+                    ResourcePlugin p = new ResourcePlugin(snapshot.resource(H200).orElseThrow(), env);
+                    p.start();
+                    return p;
+                });
                 Future<?> restart = racers.submit(() -> {
                     go.await();
-                    plugin.restart("race");
+                    context.call(() -> {
+                        plugin.restart("race");
+                        return null;
+                    });
                     return null;
                 });
                 Future<?> stop = racers.submit(() -> {
                     go.await();
-                    plugin.stop();
+                    context.call(plugin::stop).run();
                     return null;
                 });
                 restart.get(20, TimeUnit.SECONDS);
                 stop.get(20, TimeUnit.SECONDS);
-                assertThat(plugin.isRunning()).isFalse();
+                assertThat(context.call(plugin::isRunning)).isFalse();
                 assertThat(plugin.socket().orElseThrow()).doesNotExist();
-                assertThat(plugin.openStreams()).isZero();
+                assertThat(context.call(plugin::openStreams)).isZero();
             }
-            await().atMost(Harness.WAIT).untilAsserted(() -> assertThat(threads("vgpu-dp-")).isEmpty());
+            // Nothing of the plugins is left to run: no registration retry, no restart.
+            await().atMost(Harness.WAIT).until(() -> scheduler.getQueue().isEmpty()
+                    && scheduler.getActiveCount() == 0);
             assertThat(socketsIn(dir)).containsExactly("kubelet.sock");
             assertThat(kubelet.streaming(H200.fullName())).isFalse();
         } finally {

@@ -74,10 +74,18 @@ class StreamsTest {
             Resource full = all.resource(H200).orElseThrow();
             Resource fewer = Resource.of(devices.subList(0, 31));
             int updates = 20_000;
+            // Each update is its own state change in the manager's context, as a rescan's would be.
             for (int i = 0; i < updates; i++) {
-                plugin.update(i % 2 == 0 ? fewer : full);
+                Resource next = i % 2 == 0 ? fewer : full;
+                h.manager.inContext(() -> {
+                    plugin.update(next);
+                    return null;
+                });
             }
-            plugin.update(fewer);
+            h.manager.inContext(() -> {
+                plugin.update(fewer);
+                return null;
+            });
             ListAndWatchResponse latest = plugin.advertised().toResponse();
 
             slow.call.request(Integer.MAX_VALUE);
