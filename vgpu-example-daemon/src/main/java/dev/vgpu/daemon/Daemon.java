@@ -114,9 +114,12 @@ final class Daemon implements AutoCloseable {
                 .devicePluginDir(config.devicePluginDir()).sources(sources).observer(metrics).build();
         manager.set(plugins);
         // The first scan runs on the loop's thread too, so the liveness probe sees it if it hangs.
-        // NVML is retried before every round while it is down.
+        // NVML is retried before every round while it is down, and the configuration read again when SIGHUP asked.
         RescanLoop loop = new RescanLoop(scanner, plugins, config.interval().enabled()
-                ? config.interval().period() : Durations.MIN_RESCAN_INTERVAL, Snapshot.empty(), metrics, nvml::retry);
+                ? config.interval().period() : Durations.MIN_RESCAN_INTERVAL, Snapshot.empty(), metrics, () -> {
+                    live.reloadIfRequested(); // a SIGHUP's new configuration applies from this round on
+                    nvml.retry();
+                });
         rescans.set(loop);
         Optional<OpsServer> ops;
         try {
@@ -132,6 +135,12 @@ final class Daemon implements AutoCloseable {
         }
         Daemon daemon = new Daemon(nvml, plugins, loop, ops);
         created.accept(daemon);
+        // Before the first scan, so that a SIGHUP once "serving" is logged is never the JVM's default (an exit).
+        Signals.onHangup(() -> {
+            metrics.rescanRequested();
+            live.requestReload(); // read on the rescan thread, before the round this SIGHUP asks for
+            LOG.info("SIGHUP: rescanning now{}", loop.requestRescan() ? "" : " (a rescan is already waiting)");
+        });
         LOG.info("first scan of the host");
         try {
             loop.runNow();
@@ -159,11 +168,6 @@ final class Daemon implements AutoCloseable {
             nvml.onRecovery(loop::requestRescan);
             nvml.retryEvery(NVML_RETRY_WITHOUT_RESCANS);
         }
-        Signals.onHangup(() -> {
-            metrics.rescanRequested();
-            live.requestReload(); // read on the rescan thread, before the round this SIGHUP asks for
-            LOG.info("SIGHUP: rescanning now{}", loop.requestRescan() ? "" : " (a rescan is already waiting)");
-        });
         return daemon;
     }
 

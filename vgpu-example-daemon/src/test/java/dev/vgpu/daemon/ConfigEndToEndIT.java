@@ -89,6 +89,7 @@ class ConfigEndToEndIT {
                      "--metrics-address", "", "--config", config.toString())) {
             kubelet.await(WAIT, k -> k.streaming("nvidia.com/pgpu") && ids(k, "nvidia.com/pgpu").size() == 2
                     && k.streaming("nvidia.com/2335"));
+            awaitLog(daemon, "serving 4 resources");
             assertThat(ids(kubelet, "nvidia.com/pgpu")).containsExactly("0000:41:00.0", "0000:c1:00.0");
             assertThat(kubelet.registrations()).filteredOn(r -> r.resourceName().equals("nvidia.com/pgpu"))
                     .extracting(Registration::endpoint).containsOnly("kubevirt-pgpu.sock");
@@ -98,7 +99,7 @@ class ConfigEndToEndIT {
 
             Files.writeString(config, "version: v1\nresources: [{match: {deviceId: \"2331\"}, name: pgpu}]\n");
             hangUp(daemon);
-            Awaitility.await().atMost(WAIT).until(() -> daemon.output().contains("not applied"));
+            awaitLog(daemon, "not applied");
             assertThat(daemon.output()).contains("WARN LiveConfig - SIGHUP: --config " + config + " not applied, the"
                     + " configuration in force stays: resources[0].name: \"pgpu\" is not a full extended-resource name");
             assertThat(ids(kubelet, "nvidia.com/pgpu")).containsExactly("0000:41:00.0", "0000:c1:00.0");
@@ -110,13 +111,21 @@ class ConfigEndToEndIT {
                     && ids(k, "nvidia.com/2335").isEmpty());
             assertThat(ids(kubelet, "nvidia.com/whole-gpu")).containsExactly("0000:41:00.0", "0000:65:00.0",
                     "0000:c1:00.0");
-            Awaitility.await().atMost(WAIT).until(() -> daemon.output().contains("Removed nvidia.com/pgpu"));
+            awaitLog(daemon, "Removed nvidia.com/pgpu");
             assertThat(daemon.output()).contains("applied from this round: 1 rename rules, 0 exclusions",
                     "Added nvidia.com/whole-gpu");
             assertThat(count(daemon.output(), "WARN LiveConfig")).as(daemon.output()).isEqualTo(1);
 
             daemon.process.destroy();
             assertThat(daemon.awaitExit(30)).as(daemon.output()).isZero();
+        }
+    }
+
+    private static void awaitLog(DaemonProcess daemon, String text) throws Exception {
+        try {
+            Awaitility.await().atMost(WAIT).until(() -> daemon.output().contains(text));
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError("no \"" + text + "\" in the daemon's output:\n" + daemon.output(), e);
         }
     }
 
