@@ -61,3 +61,30 @@ echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $runs runs each; $(jav
 measure baseline "$work" Baseline
 measure snakeyaml-engine-2.10 "$work:$engine_jar" Engine "$engine_jar"
 measure jackson-yaml-$jackson "$work:$cp_jackson" JacksonYaml "${jackson_jars[*]}"
+
+# The daemon itself: `discover` on an empty host with the manifest's flags (no class-data archive), without and with
+# the example file; the difference is what reading and checking a configuration adds to a start.
+daemon_jar=vgpu-example-daemon/target/vgpu-daemon.jar
+if [ -f "$daemon_jar" ]; then
+  mkdir -p "$work/empty"
+  manifest_flags=(-XX:+UseSerialGC -Xss512k -Xms16m -Xmx48m -XX:MaxMetaspaceSize=64m -XX:ReservedCodeCacheSize=16m
+    -XX:TieredStopAtLevel=1)
+  daemon() { # name extra-args...
+    local name=$1; shift
+    local times=() t0 t1
+    for _ in $(seq "$runs"); do
+      t0=$(date +%s%N)
+      java "${manifest_flags[@]}" -jar "$daemon_jar" discover --host-root "$work/empty" --no-nvml "$@" >/dev/null 2>&1
+      t1=$(date +%s%N)
+      times+=($(( (t1 - t0) / 1000 )))
+    done
+    local sorted; sorted=($(printf '%s\n' "${times[@]}" | sort -n))
+    local classes; classes=$(java "${manifest_flags[@]}" -Xlog:class+load -jar "$daemon_jar" discover \
+      --host-root "$work/empty" --no-nvml "$@" 2>/dev/null | grep -c 'class,load')
+    printf '%-22s median %7.1f ms  min %7.1f ms  classes %5d\n' "$name" \
+      "$(echo "${sorted[$((runs / 2))]} / 1000" | bc -l)" "$(echo "${sorted[0]} / 1000" | bc -l)" "$classes"
+  }
+  echo "# $daemon_jar ($(stat -c %s "$daemon_jar") bytes), discover on an empty host, manifest flags"
+  daemon "discover"
+  daemon "discover --config" --config "$work/config.yaml"
+fi
