@@ -318,7 +318,7 @@ final class ResourcePlugin {
             return; // said once at start
         }
         try {
-            Files.createDirectories(env.pluginDir());
+            PluginDirectory.create(env.pluginDir());
             synchronized (stateLock) {
                 acceptingStreams = true;
             }

@@ -9,9 +9,7 @@ import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.deviceplugin.kubelet.Registration;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -70,7 +68,7 @@ class LongSocketNamesTest {
             h.host.addGroupNode(41).addGroupNode(100);
             Device whole = Device.builder("0000:41:00.0", NUMERIC, "passthrough", Attachment.VFIO_PCI)
                     .iommuGroup("41").numaNode(0).build();
-            log = captureStderr(() -> {
+            log = CapturedStderr.of(() -> {
                 h.apply(snapshot(whole, vf(LONG, VF, PF, 100, 0)));
                 h.await(k -> k.streaming(NUMERIC.fullName()));
                 // A few more check rounds, which retry serving a plugin without a server.
@@ -107,18 +105,5 @@ class LongSocketNamesTest {
         Path dir = tmp.resolve("p".repeat(padding));
         assertThat(dir.toString().getBytes(StandardCharsets.UTF_8)).hasSize(bytes);
         return dir;
-    }
-
-    /** Runs the action with System.err captured; slf4j-simple (test scope) writes there. */
-    private static String captureStderr(Runnable action) {
-        PrintStream original = System.err;
-        ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(buffer, true, StandardCharsets.UTF_8));
-        try {
-            action.run();
-        } finally {
-            System.setErr(original);
-        }
-        return buffer.toString(StandardCharsets.UTF_8);
     }
 }

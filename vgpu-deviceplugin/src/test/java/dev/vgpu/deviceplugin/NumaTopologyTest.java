@@ -9,9 +9,6 @@ import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.deviceplugin.kubelet.DeviceState;
 import dev.vgpu.deviceplugin.v1beta1.ListAndWatchResponse;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.OptionalInt;
@@ -72,7 +69,7 @@ class NumaTopologyTest {
         String log;
         try (Harness h = Harness.start(tmp)) {
             h.host.addGroupNode(51).addGroupNode(52).addGroupNode(53);
-            log = captureStderr(() -> {
+            log = CapturedStderr.of(() -> {
                 h.apply(snapshot(vf51, vf52Known));
                 h.await(k -> k.streaming(L40S_1Q.fullName()));
                 assertThat(received(h)).containsExactly(node("0000:51:00.0", 0), node("0000:52:00.0", 1));
@@ -104,7 +101,7 @@ class NumaTopologyTest {
         String log;
         try (Harness h = Harness.start(tmp)) {
             h.host.addGroupNode(51).addGroupNode(52);
-            log = captureStderr(() -> {
+            log = CapturedStderr.of(() -> {
                 h.apply(snapshot(vf("0000:51:00.0", 51, 0), vf("0000:52:00.0", 52, -1)));
                 h.await(k -> k.streaming(L40S_1Q.fullName()));
                 assertThat(received(h)).containsExactly(noNode("0000:51:00.0"), noNode("0000:52:00.0"));
@@ -123,7 +120,7 @@ class NumaTopologyTest {
         }
         String log;
         try (Harness h = Harness.start(tmp)) {
-            log = captureStderr(() -> {
+            log = CapturedStderr.of(() -> {
                 h.apply(snapshot(devices));
                 h.await(k -> k.streaming(L40S_1Q.fullName()));
             });
@@ -169,18 +166,5 @@ class NumaTopologyTest {
             n++;
         }
         return n;
-    }
-
-    /** Runs the action with System.err captured; slf4j-simple (test scope) writes there. */
-    private static String captureStderr(Runnable action) {
-        PrintStream original = System.err;
-        ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(buffer, true, StandardCharsets.UTF_8));
-        try {
-            action.run();
-        } finally {
-            System.setErr(original);
-        }
-        return buffer.toString(StandardCharsets.UTF_8);
     }
 }

@@ -83,7 +83,7 @@ final class ServeCommand implements Callable<Integer> {
         Optional<InetSocketAddress> metrics = metricsAddress(spec, metricsAddress, parent.env.get(METRICS_ENV));
         Duration deadline = scanDeadline(spec, scanDeadline);
         LiveConfig config = configOption.load(spec, parent.env);
-        DirectoryLock lock = lockDirectory();
+        DirectoryLock lock = lockDirectory(stateDir.orElse(devicePluginDir));
         try {
             // The stop hook is in place before the first scan: a SIGTERM during start cleans up too.
             Daemon.start(new Daemon.Config(scan.hostRoot, devicePluginDir, host.loadPciIds(), interval,
@@ -151,16 +151,19 @@ final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    /** One daemon per device-plugin directory; a second one is refused (exit 2) before it touches any socket. */
-    private DirectoryLock lockDirectory() {
+    /**
+     * One daemon per node; a second one is refused (exit 2) before it touches any socket. The lock is in the state
+     * directory when there is one (the kubelet never empties it), else in the device-plugin directory.
+     */
+    private DirectoryLock lockDirectory(Path dir) {
         try {
-            return DirectoryLock.tryAcquire(devicePluginDir).orElseThrow(() -> new Refusal(spec.commandLine(),
+            return DirectoryLock.tryAcquire(dir).orElseThrow(() -> new Refusal(spec.commandLine(),
                     "another vgpu daemon is already serving " + devicePluginDir + " (it holds "
-                            + devicePluginDir.resolve(DirectoryLock.FILE) + "); two daemons on one device-plugin"
-                            + " directory would replace each other's sockets: stop the other one first"));
+                            + dir.resolve(DirectoryLock.FILE) + "); two daemons on one device-plugin directory"
+                            + " would replace each other's sockets: stop the other one first"));
         } catch (java.io.IOException e) {
-            throw new Refusal(spec.commandLine(), "cannot lock " + devicePluginDir.resolve(DirectoryLock.FILE)
-                    + ": " + e.getMessage());
+            throw new Refusal(spec.commandLine(), "cannot lock " + dir.resolve(DirectoryLock.FILE) + ": "
+                    + e.getMessage());
         }
     }
 

@@ -41,6 +41,11 @@ final class DaemonProcess implements AutoCloseable {
         return jar;
     }
 
+    /** A daemon process started some other way (e.g. through a shell), its output in {@code log}. */
+    static DaemonProcess wrap(Process process, Path log) {
+        return new DaemonProcess(process, log);
+    }
+
     /** {@code java -cp <classPath> dev.vgpu.daemon.VgpuDaemon <args>}, output to {@code log}. */
     static DaemonProcess start(String classPath, Path log, String... args) throws IOException {
         return start(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), classPath, log, args);

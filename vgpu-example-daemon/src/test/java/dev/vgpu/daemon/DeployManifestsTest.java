@@ -72,12 +72,50 @@ class DeployManifestsTest {
     }
 
     static JsonNode daemonSet(String overlay) {
-        List<JsonNode> objects = rendered.get(overlay);
-        assertThat(objects).as("objects rendered by %s", overlay).hasSize(1);
-        JsonNode ds = objects.get(0);
-        assertThat(ds.path("apiVersion").asText()).isEqualTo("apps/v1");
-        assertThat(ds.path("kind").asText()).isEqualTo("DaemonSet");
-        return ds;
+        return only(overlay, "apps/v1", "DaemonSet");
+    }
+
+    /** The one object of this kind the overlay renders. */
+    static JsonNode only(String overlay, String apiVersion, String kind) {
+        List<JsonNode> objects = rendered.get(overlay).stream()
+                .filter(o -> o.path("kind").asText().equals(kind)).toList();
+        assertThat(objects).as("%s objects rendered by %s", kind, overlay).hasSize(1);
+        assertThat(objects.get(0).path("apiVersion").asText()).isEqualTo(apiVersion);
+        return objects.get(0);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"default", "nvml"})
+    void eachOverlayRendersItsDaemonSetAndANetworkPolicyAndNothingElse(String overlay) {
+        assertThat(rendered.get(overlay)).extracting(o -> o.path("kind").asText())
+                .containsExactlyInAnyOrder("DaemonSet", "NetworkPolicy");
+    }
+
+    /**
+     * The ops port is on the pod IP: only labelled scraper namespaces may reach it (the kubelet's probes come from
+     * the node, which a NetworkPolicy always admits), and only that port.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"default", "nvml"})
+    void onlyLabelledScraperNamespacesMayReachTheMetricsPort(String overlay) {
+        JsonNode ds = daemonSet(overlay);
+        JsonNode policy = only(overlay, "networking.k8s.io/v1", "NetworkPolicy");
+        assertThat(policy.at("/metadata/namespace").asText()).isEqualTo(ds.at("/metadata/namespace").asText());
+        assertThat(labels(ds.at("/spec/template/metadata/labels")))
+                .containsAllEntriesOf(labels(policy.at("/spec/podSelector/matchLabels")));
+        assertThat(policy.at("/spec/podSelector/matchLabels")).isNotEmpty();
+        assertThat(policy.at("/spec/policyTypes")).extracting(JsonNode::asText).containsExactly("Ingress");
+        JsonNode rules = policy.at("/spec/ingress");
+        assertThat(rules).hasSize(1);
+        assertThat(labels(rules.get(0).at("/from/0/namespaceSelector/matchLabels")))
+                .containsExactly(Map.entry("vgpu.dev/metrics-scraper", "true"));
+        assertThat(rules.get(0).at("/from")).hasSize(1);
+        JsonNode ports = rules.get(0).at("/ports");
+        assertThat(ports).hasSize(1);
+        assertThat(ports.get(0).path("protocol").asText()).isEqualTo("TCP");
+        JsonNode containerPort = container(ds).at("/ports/0");
+        assertThat(ports.get(0).path("port").asText()).isIn(containerPort.path("name").asText(),
+                containerPort.path("containerPort").asText());
     }
 
     static JsonNode container(JsonNode ds) {

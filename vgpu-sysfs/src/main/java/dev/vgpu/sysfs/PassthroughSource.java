@@ -102,8 +102,8 @@ public final class PassthroughSource implements DeviceSource {
         Path dir = host.path(PciBus.PCI_DEVICES).resolve(device.id());
         DeviceCheck identity = IDENTITY.check(device, dir, () -> SysfsFiles.hexId(dir, "vendor", host.scanScope())
                 + ":" + SysfsFiles.hexId(dir, "device", host.scanScope()), null, null);
-        if (!identity.unchanged() || device.iommuGroup().isEmpty()) {
-            return identity;
+        if (!identity.unchanged() || device.iommuGroup().isEmpty() || device.identity().isEmpty()) {
+            return identity; // a device without a recorded identity was not found by this source: nothing to judge
         }
         String group = device.iommuGroup().get();
         IommuGroups.Verdict verdict = new IommuGroups(host).of(group);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
+import dev.vgpu.core.PciIds;
 import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
@@ -241,5 +242,33 @@ class IdentityAndNamesTest extends SourceTestBase {
         assertThat(resources(scan(VENDOR))).containsExactly(
                 Map.entry("NVIDIA_L40S-1Q", List.of("0000:1b:00.4", "0000:3b:00.4")));
         assertThat(device(scan(VENDOR), "0000:3b:00.4").parent()).contains(PciAddress.parse("0000:3b:00.0"));
+    }
+    @Test
+    void passthroughIdsThatPciIdsNamesAlikeAreOneResourceEachKeepingItsIdentity() {
+        // The upstream rule: the resource is the name, so two device ids of one name share it.
+        PciIds names = pciIds("10de  NVIDIA Corporation\n\t2330  GH100 [H100 SXM5 80GB]\n"
+                + "\t2324  GH100 [H100 SXM5 80GB]\n");
+        tree.passthroughGpu("0000:41:00.0", 0x2330).iommuGroup(41).create();
+        tree.passthroughGpu("0000:42:00.0", 0x2324).iommuGroup(42).create();
+
+        Discovery found = scan(PASSTHROUGH, tree.host().withPciIds(names));
+
+        assertThat(resources(found)).containsExactly(
+                Map.entry("GH100_H100_SXM5_80GB", List.of("0000:41:00.0", "0000:42:00.0")));
+        assertThat(device(found, "0000:41:00.0").identity()).contains("pci:10de:2330");
+        assertThat(device(found, "0000:42:00.0").identity()).contains("pci:10de:2324");
+    }
+
+    @Test
+    void passthroughNamesThatDifferButSanitizeToOneResourceNameStaySkipped() {
+        PciIds names = pciIds("10de  NVIDIA Corporation\n\t2330  GH100 [H100]\n\t2324  GH100 (H100)\n");
+        tree.passthroughGpu("0000:41:00.0", 0x2330).iommuGroup(41).create();
+        tree.passthroughGpu("0000:42:00.0", 0x2324).iommuGroup(42).create();
+
+        Discovery found = scan(PASSTHROUGH, tree.host().withPciIds(names));
+
+        assertThat(found.devices()).isEmpty();
+        assertThat(skips(found)).containsOnlyKeys("0000:41:00.0", "0000:42:00.0").allSatisfy((id, reason) ->
+                assertThat(reason).contains("GH100 [H100]", "GH100 (H100)", "GH100_H100"));
     }
 }

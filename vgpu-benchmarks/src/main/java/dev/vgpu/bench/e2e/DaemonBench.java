@@ -395,8 +395,15 @@ public final class DaemonBench {
     }
 
     private List<String> serveCommand(Path pluginDir, int port) {
-        return daemonCommand(manifest.argsWith("--host-root", large.toString(), "--device-plugin-dir",
-                pluginDir.toString(), "--metrics-address", "127.0.0.1:" + port));
+        List<String> args = manifest.argsWith("--host-root", large.toString(), "--device-plugin-dir",
+                pluginDir.toString(), "--metrics-address", "127.0.0.1:" + port);
+        if (manifest.has("--state-dir")) {
+            // The manifest's state directory is a host path; each launch gets its own next to its plugin directory,
+            // so that a benchmark never writes the host's and two launches never share a lock.
+            args = new Manifest(manifest.javaToolOptions(), args).argsWith("--state-dir",
+                    pluginDir.resolveSibling(pluginDir.getFileName() + "-state").toString());
+        }
+        return daemonCommand(args);
     }
 
     /** Starts a command with the manifest's JVM flags (plus {@code extraFlags}) in JAVA_TOOL_OPTIONS. */

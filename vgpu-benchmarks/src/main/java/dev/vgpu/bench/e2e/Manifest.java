@@ -76,6 +76,11 @@ record Manifest(List<String> javaToolOptions, List<String> args) {
         return javaToolOptions.stream().anyMatch(f -> f.startsWith("-XX:SharedArchiveFile="));
     }
 
+    /** Whether the manifest passes {@code --name=...}. */
+    boolean has(String name) {
+        return args.stream().anyMatch(a -> a.startsWith(name + "="));
+    }
+
     /**
      * The manifest's arguments with each {@code --name=value} whose name is a key of {@code replace} (pairs: name,
      * value, ...) set to the given value; arguments the manifest lacks are appended.

@@ -48,6 +48,9 @@ public final class UnixDomainTransport implements AutoCloseable {
      * (docs/HOST-FACTS.md §2.4).
      */
     public static final int MAX_PATH_BYTES = 107;
+    /** The mode of every socket this transport binds. */
+    private static final java.util.Set<java.nio.file.attribute.PosixFilePermission> OWNER_ONLY =
+            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------");
 
     private final EventLoopGroup eventLoop;
     private final ExecutorService executor;
@@ -112,12 +115,32 @@ public final class UnixDomainTransport implements AutoCloseable {
                 // gRPC asks for TCP keep-alive, which a unix socket lacks; null removes it (no Netty warning).
                 .withChildOption(ChannelOption.SO_KEEPALIVE, null);
         services.forEach(builder::addService);
+        Server server;
         try {
-            return builder.build().start();
+            server = builder.build().start();
         } catch (IOException | RuntimeException e) {
             throw new IOException("cannot serve on " + socket + ": " + withCauses(e), e);
         }
+        try {
+            ownerOnly(socket);
+        } catch (IOException | RuntimeException e) {
+            server.shutdownNow();
+            throw new IOException("cannot make " + socket + " owner-only: " + withCauses(e), e);
+        }
+        return server;
     }
+
+    /**
+     * Sets a bound socket's mode to {@code 0600}: bind creates it with {@code 0777} less the umask, so under umask
+     * {@code 000} any local user could connect (docs/RELIABILITY.md, "The kubelet and the sockets"). The kubelet runs
+     * as root and needs no more. File systems without POSIX permissions are left as they are.
+     */
+    private static void ownerOnly(Path socket) throws IOException {
+        if (socket.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+            Files.setPosixFilePermissions(socket, OWNER_ONLY);
+        }
+    }
+
 
     /**
      * The message and the distinct messages of its causes: gRPC says "Failed to bind to address" and keeps the
