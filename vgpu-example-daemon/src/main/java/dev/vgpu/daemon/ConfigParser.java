@@ -80,6 +80,8 @@ final class ConfigParser {
                     + (e.getContext() == null ? "" : " (" + e.getContext() + ")"));
         } catch (YamlEngineException e) {
             throw new ConfigFile.Invalid("", "not valid YAML: " + firstLine(e.getMessage()));
+        } catch (StackOverflowError e) {
+            throw new ConfigFile.Invalid("", "not valid YAML: nested too deeply");
         }
     }
 

@@ -95,8 +95,10 @@ final class LiveConfig {
         ConfigFile next;
         try {
             next = ConfigFile.read(path);
-        } catch (ConfigFile.Invalid e) {
-            LOG.warn("SIGHUP: {} {} not applied, the configuration in force stays: {}", origin, path, e.getMessage());
+        } catch (ConfigFile.Invalid | RuntimeException e) {
+            // Anything the parser did not foresee is refused alike: a reload never fails the round it precedes.
+            LOG.warn("SIGHUP: {} {} not applied, the configuration in force stays: {}", origin, path,
+                    e instanceof ConfigFile.Invalid ? e.getMessage() : e.toString());
             return false;
         }
         ConfigFile previous = current.getAndSet(next);
