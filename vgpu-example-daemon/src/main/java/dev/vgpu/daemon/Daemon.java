@@ -46,9 +46,18 @@ final class Daemon implements AutoCloseable {
      * @param metricsAddress  where to serve metrics and probes; empty = off
      * @param scanDeadline    a round running longer than this fails the liveness probe
      * @param stateDir        where sources keep what they learned across restarts; empty = in memory only
+     * @param config          the configuration file in force (renames, exclusions, type names, XID policy)
      */
     record Config(Path hostRoot, Path devicePluginDir, PciIds pciIds, RescanInterval interval, HostOptions nvmlOptions,
-                  Optional<InetSocketAddress> metricsAddress, Duration scanDeadline, Optional<Path> stateDir) {
+                  Optional<InetSocketAddress> metricsAddress, Duration scanDeadline, Optional<Path> stateDir,
+                  LiveConfig config) {
+
+        /** Without a configuration file. */
+        Config(Path hostRoot, Path devicePluginDir, PciIds pciIds, RescanInterval interval, HostOptions nvmlOptions,
+               Optional<InetSocketAddress> metricsAddress, Duration scanDeadline, Optional<Path> stateDir) {
+            this(hostRoot, devicePluginDir, pciIds, interval, nvmlOptions, metricsAddress, scanDeadline, stateDir,
+                    LiveConfig.none());
+        }
     }
 
     /** The liveness deadline of one rescan round when none is configured. */
@@ -84,15 +93,18 @@ final class Daemon implements AutoCloseable {
         config.interval().raisedFrom().ifPresent(raw -> LOG.warn(
                 "rescan interval {} is below the {} floor; using {}", Durations.formatGo(raw),
                 Durations.formatGo(Durations.MIN_RESCAN_INTERVAL), Durations.formatGo(config.interval().period())));
+        LiveConfig live = config.config();
         LOG.info("vgpu daemon starting: host root {}, device-plugin dir {}, sources {}, {}, rescan {}, pci.ids {},"
-                + " state dir {}", config.hostRoot(), config.devicePluginDir(),
+                + " state dir {}, configuration {}", config.hostRoot(), config.devicePluginDir(),
                 sources.stream().map(DeviceSource::name).toList(), nvml.description(), config.interval().enabled()
                         ? "every " + Durations.formatGo(config.interval().period())
                         : "disabled (devices are discovered once at start)",
                 config.nvmlOptions().describePciIds(), config.stateDir().map(Path::toString)
-                        .orElse("off (learned profile names are lost at a restart)"));
-        Host host = new Host(config.hostRoot(), config.pciIds(), nvml.vgpuTypeResolver());
-        Scanner scanner = new Scanner(config.stateDir().map(host::withStateDirectory).orElse(host), sources);
+                        .orElse("off (learned profile names are lost at a restart)"), live.describe());
+        Host host = new Host(config.hostRoot(), config.pciIds(),
+                live.resolverAfter(nvml.vgpuTypeResolver(), Host.of(config.hostRoot())));
+        Scanner scanner = new Scanner(config.stateDir().map(host::withStateDirectory).orElse(host), sources,
+                live::rules);
         AtomicReference<PluginManager> manager = new AtomicReference<>();
         AtomicReference<RescanLoop> rescans = new AtomicReference<>();
         Metrics metrics = new Metrics(() -> manager.get() == null ? List.of() : manager.get().status(),
@@ -102,9 +114,12 @@ final class Daemon implements AutoCloseable {
                 .devicePluginDir(config.devicePluginDir()).sources(sources).observer(metrics).build();
         manager.set(plugins);
         // The first scan runs on the loop's thread too, so the liveness probe sees it if it hangs.
-        // NVML is retried before every round while it is down.
+        // NVML is retried before every round while it is down, and the configuration read again when SIGHUP asked.
         RescanLoop loop = new RescanLoop(scanner, plugins, config.interval().enabled()
-                ? config.interval().period() : Durations.MIN_RESCAN_INTERVAL, Snapshot.empty(), metrics, nvml::retry);
+                ? config.interval().period() : Durations.MIN_RESCAN_INTERVAL, Snapshot.empty(), metrics, () -> {
+                    live.reloadIfRequested(); // a SIGHUP's new configuration applies from this round on
+                    nvml.retry();
+                });
         rescans.set(loop);
         Optional<OpsServer> ops;
         try {
@@ -120,6 +135,12 @@ final class Daemon implements AutoCloseable {
         }
         Daemon daemon = new Daemon(nvml, plugins, loop, ops);
         created.accept(daemon);
+        // Before the first scan, so that a SIGHUP once "serving" is logged is never the JVM's default (an exit).
+        Signals.onHangup(() -> {
+            metrics.rescanRequested();
+            live.requestReload(); // read on the rescan thread, before the round this SIGHUP asks for
+            LOG.info("SIGHUP: rescanning now{}", loop.requestRescan() ? "" : " (a rescan is already waiting)");
+        });
         LOG.info("first scan of the host");
         try {
             loop.runNow();
@@ -133,11 +154,13 @@ final class Daemon implements AutoCloseable {
         daemon.initial = first;
         LOG.info("serving {} resources with {} devices; {} devices skipped", first.resources().size(),
                 first.deviceCount(), first.skipped().size());
-        // Now, or once NVML is up.
-        nvml.watchXids((gpu, xid) -> {
+        // Now, or once NVML is up; nothing at all when the configuration turns XID health off.
+        if (!live.xidPolicy().watch(nvml, (gpu, xid) -> {
             metrics.xid(gpu, xid);
             plugins.markGpuUnhealthy(gpu, "NVML XID " + xid);
-        });
+        })) {
+            LOG.info("XID health off: health.xid.enabled is false in the configuration; no NVML event is registered");
+        }
         if (config.interval().enabled()) {
             loop.start();
         } else {
@@ -145,10 +168,6 @@ final class Daemon implements AutoCloseable {
             nvml.onRecovery(loop::requestRescan);
             nvml.retryEvery(NVML_RETRY_WITHOUT_RESCANS);
         }
-        Signals.onHangup(() -> {
-            metrics.rescanRequested();
-            LOG.info("SIGHUP: rescanning now{}", loop.requestRescan() ? "" : " (a rescan is already waiting)");
-        });
         return daemon;
     }
 

@@ -21,7 +21,8 @@ import picocli.CommandLine.Model.CommandSpec;
         description = {"Run the device plugin (the default command).",
             "Environment: VFIO_VGPU_RESCAN_INTERVAL (Go duration, e.g. 30s or 5m; unset, empty or 0 = no rescans; "
                     + "positive values below 5s are raised to 5s), overridden by --rescan-interval; VGPU_SOURCES, "
-                    + "overridden by --sources; VGPU_STATE_DIR, overridden by --state-dir."})
+                    + "overridden by --sources; VGPU_STATE_DIR, overridden by --state-dir; VGPU_CONFIG, overridden by "
+                    + "--config."})
 final class ServeCommand implements Callable<Integer> {
 
     /** Returned when the daemon runs on in its own threads; the process must not exit. */
@@ -41,6 +42,9 @@ final class ServeCommand implements Callable<Integer> {
 
     @Mixin
     HostOptions host;
+
+    @Mixin
+    ConfigOption configOption;
 
     @Option(names = "--device-plugin-dir", paramLabel = "DIR", defaultValue = "/var/lib/kubelet/device-plugins",
             description = "Where kubelet.sock lives and plugin sockets are created (default: ${DEFAULT-VALUE}).")
@@ -78,11 +82,12 @@ final class ServeCommand implements Callable<Integer> {
         Optional<Path> stateDir = scan.resolveStateDir(spec, parent.env).map(this::prepareStateDirectory);
         Optional<InetSocketAddress> metrics = metricsAddress(spec, metricsAddress, parent.env.get(METRICS_ENV));
         Duration deadline = scanDeadline(spec, scanDeadline);
+        LiveConfig config = configOption.load(spec, parent.env);
         DirectoryLock lock = lockDirectory(stateDir.orElse(devicePluginDir));
         try {
             // The stop hook is in place before the first scan: a SIGTERM during start cleans up too.
             Daemon.start(new Daemon.Config(scan.hostRoot, devicePluginDir, host.loadPciIds(), interval,
-                    host, metrics, deadline, stateDir), daemon -> Shutdown.onStop(() -> {
+                    host, metrics, deadline, stateDir, config), daemon -> Shutdown.onStop(() -> {
                         daemon.close();
                         lock.close();
                     }));

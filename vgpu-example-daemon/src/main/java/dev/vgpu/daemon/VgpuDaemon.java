@@ -76,6 +76,15 @@ public final class VgpuDaemon implements Runnable {
                 e.getCommandLine().getErr().println(e.getMessage());
                 return 2;
             }
+            if (e instanceof CommandLine.UnmatchedArgumentException unmatched && !unmatched.getSuggestions().isEmpty()) {
+                // Picocli prints either its suggestions ("--colour": "--config") or the usage help; a usage error
+                // gets the usage help always, so both.
+                CommandLine command = e.getCommandLine();
+                command.getErr().println(e.getMessage());
+                CommandLine.UnmatchedArgumentException.printSuggestions(e, command.getErr());
+                command.usage(command.getErr());
+                return command.getCommandSpec().exitCodeOnInvalidInput();
+            }
             return usageErrors.handleParseException(e, given);
         });
         return cli.execute(withDefaultSubcommand(args));

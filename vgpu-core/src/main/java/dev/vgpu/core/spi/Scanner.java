@@ -1,5 +1,6 @@
 package dev.vgpu.core.spi;
 
+import dev.vgpu.core.DeviceRules;
 import dev.vgpu.core.PciIds;
 import dev.vgpu.core.Snapshot;
 import java.nio.file.Path;
@@ -7,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,6 +34,8 @@ public final class Scanner {
     /** Root, helpers and state directory of every scan; its own scan scope is never used. */
     private final Host base;
     private final List<DeviceSource> sources;
+    /** Asked once at the start of every scan; what it gives applies to that whole scan. */
+    private final Supplier<DeviceRules> rules;
     /** Cap of {@link #expectedScopeKeys}. */
     private static final int MAX_EXPECTED_SCOPE_KEYS = 1 << 16;
     /** About how many keys the last scan's scope held: sizes the next one's (a hint; racing scans may lose one). */
@@ -62,8 +66,28 @@ public final class Scanner {
      * @param sources the sources to run, in this order (an empty list is logged as a warning)
      */
     public Scanner(Host host, List<DeviceSource> sources) {
+        this(host, sources, DeviceRules::none);
+    }
+
+    /**
+     * A scanner of {@code host} that applies an operator's {@link DeviceRules} (exclusions, renames) to what every
+     * source finds, before the snapshot is built: so a renamed device competes for its new name under the same
+     * rules as any other (a name two sources produce, or a mix of attachments, is a skip saying so). The rules are
+     * asked for once per scan, so a new configuration applies from the next scan on.
+     * <pre>{@code
+     * AtomicReference<DeviceRules> rules = new AtomicReference<>(DeviceRules.none());
+     * Scanner scanner = new Scanner(host, DeviceSources.load(), rules::get);
+     * }</pre>
+     * A source that fails keeps its previous devices as they were advertised, under the rules of that scan.
+     *
+     * @param host    the host to scan
+     * @param sources the sources to run, in this order (an empty list is logged as a warning)
+     * @param rules   the rules in force; asked at the start of each scan, must not return null
+     */
+    public Scanner(Host host, List<DeviceSource> sources, Supplier<DeviceRules> rules) {
         this.base = Objects.requireNonNull(host, "host").withScanScope(ScanScope.none());
         this.sources = List.copyOf(sources);
+        this.rules = Objects.requireNonNull(rules, "rules");
         if (this.sources.isEmpty()) {
             LOG.warn("NO DEVICE SOURCES: nothing will ever be discovered. Put vgpu-sysfs (the built-in sources) or a "
                     + "jar that provides dev.vgpu.core.spi.DeviceSource on the class path or module path.");
@@ -129,11 +153,12 @@ public final class Scanner {
         // The scope is sized from the last scan's key count (capped: a hint, not something a hostile host inflates).
         ConcurrentScanScope scope = new ConcurrentScanScope(expectedScopeKeys);
         Host host = base.withVgpuTypes(VgpuTypeResolver.memoizing(base.vgpuTypes())).withScanScope(scope);
+        DeviceRules rulesNow = Objects.requireNonNull(rules.get(), "device rules");
         Snapshot.Builder next = Snapshot.builder();
         for (DeviceSource source : sources) {
             Discovery discovery;
             try {
-                discovery = source.discover(host);
+                discovery = rulesNow.apply(source.discover(host), device -> PciDeviceIds.of(host, device));
                 LOG.debug("source {} found {} devices, skipped {}", source.name(), discovery.devices().size(),
                         discovery.skipped().size());
             } catch (Exception | LinkageError e) {

@@ -1,0 +1,117 @@
+package dev.vgpu.daemon;
+
+import dev.vgpu.core.DeviceRules;
+import dev.vgpu.core.spi.Host;
+import dev.vgpu.core.spi.VgpuTypeResolver;
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The configuration in force and the file it came from; {@code SIGHUP} asks for the file to be read again.
+ *
+ * <p>Threads: {@link #requestReload()} may be called from any thread (the signal handler); the reload itself runs in
+ * {@link #reloadIfRequested()} on the rescan thread, before the round's scan, so that a round sees one configuration
+ * from its first source to its last. Readers get the current value through one atomic reference.
+ */
+final class LiveConfig {
+
+    private static final Logger LOG = LoggerFactory.getLogger(LiveConfig.class);
+
+    private final Optional<Path> file;
+    private final String origin;
+    private final AtomicReference<ConfigFile> current;
+    /** The XID policy read at start; a reload does not change it (the watcher is started once). */
+    private final ConfigFile atStart;
+    private final AtomicBoolean reloadRequested = new AtomicBoolean();
+
+    /**
+     * @param file   the file, empty when none is used
+     * @param origin how it was given ({@code --config} or {@code VGPU_CONFIG}), for messages
+     * @param first  what it said at start
+     */
+    LiveConfig(Optional<Path> file, String origin, ConfigFile first) {
+        this.file = Objects.requireNonNull(file, "file");
+        this.origin = Objects.requireNonNull(origin, "origin");
+        this.atStart = Objects.requireNonNull(first, "first");
+        this.current = new AtomicReference<>(first);
+    }
+
+    /** No file: {@link ConfigFile#NONE} for good. */
+    static LiveConfig none() {
+        return new LiveConfig(Optional.empty(), "", ConfigFile.NONE);
+    }
+
+    /** What is in force now. */
+    ConfigFile current() {
+        return current.get();
+    }
+
+    /** The XID policy of the file as read at start: the one in force for the life of the process. */
+    dev.vgpu.nvml.XidPolicy xidPolicy() {
+        return atStart.xid();
+    }
+
+    /** The rules in force now (the scanner asks once per round). */
+    DeviceRules rules() {
+        return current.get().rules();
+    }
+
+    /**
+     * A resolver that asks {@code first} (NVML) and then the type-name table in force at the time of asking; the
+     * scanner's memo makes that once per card and round.
+     */
+    VgpuTypeResolver resolverAfter(VgpuTypeResolver first, Host host) {
+        return pf -> current.get().typeNames().after(first, host).supportedTypes(pf);
+    }
+
+    /** For the start line: where the configuration comes from and what it changes. */
+    String describe() {
+        return file.map(f -> origin + " " + f + " (" + current.get().describe() + ")").orElse("none");
+    }
+
+    /** Asks for the file to be read again before the next round; nothing happens without a file. */
+    void requestReload() {
+        if (file.isPresent()) {
+            reloadRequested.set(true);
+        }
+    }
+
+    /**
+     * Reads the file again if a reload was asked for: a valid file replaces the configuration in force, an invalid
+     * one is one WARN and changes nothing. Runs on the rescan thread.
+     *
+     * @return true when the configuration in force changed
+     */
+    boolean reloadIfRequested() {
+        if (!reloadRequested.getAndSet(false)) {
+            return false;
+        }
+        Path path = file.orElseThrow();
+        ConfigFile next;
+        try {
+            next = ConfigFile.read(path);
+        } catch (ConfigFile.Invalid | RuntimeException e) {
+            // Anything the parser did not foresee is refused alike: a reload never fails the round it precedes.
+            LOG.warn("SIGHUP: {} {} not applied, the configuration in force stays: {}", origin, path,
+                    e instanceof ConfigFile.Invalid ? e.getMessage() : e.toString());
+            return false;
+        }
+        ConfigFile previous = current.getAndSet(next);
+        if (next.equals(previous)) {
+            LOG.info("SIGHUP: {} {} read again, unchanged", origin, path);
+            return false;
+        }
+        if (!next.xid().equals(atStart.xid())) {
+            LOG.warn("SIGHUP: {} {} applied from this round: {}; its health.xid ({}) applies at the next start, the"
+                    + " running XID policy stays ({})", origin, path, next.describe(), next.xid(), atStart.xid());
+        } else {
+            LOG.info("SIGHUP: {} {} applied from this round: {}", origin, path, next.describe());
+        }
+        return true;
+    }
+}

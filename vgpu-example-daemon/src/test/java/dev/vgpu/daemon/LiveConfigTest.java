@@ -1,0 +1,112 @@
+package dev.vgpu.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.vgpu.core.ResourceName;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** SIGHUP's reload, without the signal: valid files apply, an invalid one is one WARN and changes nothing. */
+class LiveConfigTest {
+
+    private static final String PGPU = "version: v1\nresources: [{match: {source: passthrough}, name: nvidia.com/pgpu}]\n";
+    private static final String GPU = "version: v1\nresources: [{match: {source: passthrough}, name: nvidia.com/gpu}]\n";
+
+    @TempDir
+    Path tmp;
+
+    private record Outcome(boolean changed, String log) {
+    }
+
+    private static Outcome capture(BooleanSupplier action) {
+        PrintStream original = System.err;
+        ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(buffer, true, StandardCharsets.UTF_8));
+        boolean changed;
+        try {
+            changed = action.getAsBoolean();
+        } finally {
+            System.setErr(original);
+        }
+        return new Outcome(changed, buffer.toString(StandardCharsets.UTF_8));
+    }
+
+    private static String renamedTo(LiveConfig live) {
+        return live.rules().renames().get(0).name().name();
+    }
+
+    @Test
+    void aReloadHappensOnlyWhenAskedAndAValidFileReplacesTheRules() throws Exception {
+        Path file = Files.writeString(tmp.resolve("c.yaml"), PGPU);
+        LiveConfig live = new LiveConfig(Optional.of(file), "--config", ConfigFile.read(file));
+        Files.writeString(file, GPU);
+
+        assertThat(live.reloadIfRequested()).as("not asked").isFalse();
+        assertThat(renamedTo(live)).isEqualTo("pgpu");
+
+        live.requestReload();
+        live.requestReload();
+        Outcome applied = capture(live::reloadIfRequested);
+        assertThat(applied.changed()).isTrue();
+        assertThat(applied.log()).contains("INFO LiveConfig - SIGHUP: --config " + file + " applied from this round:"
+                + " 1 rename rules");
+        assertThat(live.rules().renames().get(0).name()).isEqualTo(new ResourceName("gpu"));
+        assertThat(live.reloadIfRequested()).as("two requests, one reload").isFalse();
+
+        live.requestReload();
+        Outcome same = capture(live::reloadIfRequested);
+        assertThat(same.changed()).isFalse();
+        assertThat(same.log()).contains("read again, unchanged");
+    }
+
+    @Test
+    void anInvalidFileIsOneWarnAndTheConfigurationInForceStays() throws Exception {
+        Path file = Files.writeString(tmp.resolve("c.yaml"), PGPU);
+        LiveConfig live = new LiveConfig(Optional.of(file), "VGPU_CONFIG", ConfigFile.read(file));
+        ConfigFile before = live.current();
+
+        for (String bad : new String[] {"version: v1\nresources: [{match: {}, name: nvidia.com/a}]\n", "version: v2\n"}) {
+            Files.writeString(file, bad);
+            live.requestReload();
+            Outcome refused = capture(live::reloadIfRequested);
+            assertThat(refused.changed()).isFalse();
+            assertThat(refused.log().lines().filter(l -> l.contains(" WARN "))).singleElement().asString()
+                    .contains("SIGHUP: VGPU_CONFIG " + file + " not applied, the configuration in force stays: ");
+            assertThat(live.current()).isSameAs(before);
+        }
+        Files.delete(file);
+        live.requestReload();
+        assertThat(capture(live::reloadIfRequested).log()).contains("not applied", "the file does not exist");
+    }
+
+    @Test
+    void aChangedXidPolicyAppliesAtTheNextStartAndSaysSo() throws Exception {
+        Path file = Files.writeString(tmp.resolve("c.yaml"), PGPU);
+        LiveConfig live = new LiveConfig(Optional.of(file), "--config", ConfigFile.read(file));
+        Files.writeString(file, PGPU + "health: {xid: {enabled: false}}\n");
+        live.requestReload();
+
+        Outcome reloaded = capture(live::reloadIfRequested);
+
+        assertThat(reloaded.changed()).isTrue();
+        assertThat(reloaded.log()).contains("WARN LiveConfig", "its health.xid (XID health off) applies at the next"
+                + " start, the running XID policy stays (XID health on");
+        assertThat(live.xidPolicy().enabled()).isTrue();
+    }
+
+    @Test
+    void withoutAFileNothingIsEverReloaded() {
+        LiveConfig none = LiveConfig.none();
+        none.requestReload();
+        assertThat(none.reloadIfRequested()).isFalse();
+        assertThat(none.current()).isSameAs(ConfigFile.NONE);
+        assertThat(none.describe()).isEqualTo("none");
+    }
+}

@@ -1,0 +1,71 @@
+package dev.vgpu.nvml;
+
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * What XID events do to health: whether they are watched at all, and which XIDs never change it.
+ * <pre>{@code
+ * XidPolicy policy = XidPolicy.defaults().withIgnored(Set.of(13L, 43L));
+ * policy.watch(nvml, listener);          // registers nothing when the policy is off
+ * }</pre>
+ *
+ * @param enabled false: no NVML event is registered at all, so no XID changes health
+ * @param ignored XIDs that are logged but never change health (an application's fault, not the GPU's)
+ */
+public record XidPolicy(boolean enabled, Set<Long> ignored) {
+
+    /** Copies the set and checks that each XID is positive. */
+    public XidPolicy {
+        ignored = Set.copyOf(ignored);
+        for (long xid : ignored) {
+            if (xid <= 0) {
+                throw new IllegalArgumentException("XID " + xid + " is not an XID (they are positive)");
+            }
+        }
+    }
+
+    /** Watched, ignoring {@link XidWatcher#DEFAULT_IGNORED_XIDS}: what the daemon does without a configuration. */
+    public static XidPolicy defaults() {
+        return new XidPolicy(true, XidWatcher.DEFAULT_IGNORED_XIDS);
+    }
+
+    /** Not watched: XIDs never change health, and NVML registers no event. */
+    public static XidPolicy off() {
+        return new XidPolicy(false, XidWatcher.DEFAULT_IGNORED_XIDS);
+    }
+
+    /** A copy ignoring exactly these XIDs (empty: every critical XID counts). */
+    public XidPolicy withIgnored(Set<Long> xids) {
+        return new XidPolicy(enabled, xids);
+    }
+
+    /** The watcher options of this policy: its ignored XIDs and the default wait. */
+    public XidWatcher.Options options() {
+        return XidWatcher.Options.defaults().withIgnoredXids(ignored);
+    }
+
+    /**
+     * Watches XIDs as this policy says: through {@link RecoveringNvml#watchXids(XidWatcher.Options, XidListener)}
+     * when enabled; otherwise nothing is registered and no watcher starts, ever.
+     *
+     * @param nvml     NVML as the daemon opened it
+     * @param listener told about every critical XID not ignored
+     * @return true when XIDs are watched (now or once NVML comes up)
+     */
+    public boolean watch(RecoveringNvml nvml, XidListener listener) {
+        Objects.requireNonNull(nvml, "nvml");
+        Objects.requireNonNull(listener, "listener");
+        if (!enabled) {
+            return false;
+        }
+        nvml.watchXids(options(), listener);
+        return true;
+    }
+
+    @Override
+    public String toString() {
+        return enabled ? "XID health on, ignoring XIDs " + new TreeSet<>(ignored) : "XID health off";
+    }
+}
