@@ -76,8 +76,11 @@ public record VgpuTypeNameTable(Map<String, Map<Long, String>> names) {
             return answer;
         }
         Map<Long, String> merged = new HashMap<>(table);
-        merged.putAll(answer.names());
-        // NVML's own error (absent, or failing for this card) stays, so a type that neither names is explained.
-        return new VgpuTypeNames(merged, answer.error(), answer.failed());
+        if (answer instanceof VgpuTypeNames.Answered answered) {
+            merged.putAll(answered.names());
+        }
+        // With the first resolver absent or failing for this card, the table answers alone: its names are an answer,
+        // and a type it lacks is "not listed" (the card's memory may still name it).
+        return VgpuTypeNames.of(merged);
     }
 }
