@@ -32,6 +32,7 @@ final class DeviceListStreams {
     private final Set<DeviceListStream> streams = new LinkedHashSet<>();
     /** A Register was sent since the last stream opened: the next stream is the kubelet's. */
     private boolean kubeletNext;
+    /** The stream taken for the kubelet's, never ended for the bound; null before the first. */
     private DeviceListStream kubelets;
 
     DeviceListStreams(String resource, Executor context) {
@@ -94,10 +95,5 @@ final class DeviceListStreams {
     int open() {
         streams.removeIf(DeviceListStream::isDone);
         return streams.size();
-    }
-
-    /** Whether {@code stream} is the one taken for the kubelet's; in the context (for tests). */
-    boolean isKubelets(DeviceListStream stream) {
-        return stream == kubelets;
     }
 }

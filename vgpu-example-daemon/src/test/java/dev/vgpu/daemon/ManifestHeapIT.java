@@ -35,7 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The memory cases of the fault suite (docs/RELIABILITY.md) against the packaged daemon with the heap and stack
- * of deploy/base/daemonset.yaml: 100,000 dangling bus entries, and one Allocate of 120,000 container requests.
+ * of deploy/base/daemonset.yaml: 100,000 dangling bus entries, one Allocate of 120,000 container requests, and
+ * floods of never-reading ListAndWatch streams and Allocates at a plugin's socket.
  * Each must leave the process alive (or exit 0), answer with a bounded result, and never run out of heap.
  */
 @Tag("reliability")
