@@ -275,6 +275,16 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         return published.plugins().values().stream().map(ResourcePlugin::status).toList();
     }
 
+    /**
+     * Why the gRPC transport under every plugin server cannot be trusted to serve any more, if it cannot: a JVM
+     * error (out of heap or direct memory) on one of its call threads, or its event loop ended. Such a failure
+     * stays until the process ends; a liveness probe should fail on it (docs/RELIABILITY.md, "The gRPC servers").
+     * Cheap and non-blocking.
+     */
+    public Optional<String> transportFailure() {
+        return kubeletClient.failure();
+    }
+
     /** The resources served now, sorted. */
     public SortedSet<ResourceName> running() {
         return Collections.unmodifiableSortedSet(new TreeSet<>(published.plugins().keySet()));

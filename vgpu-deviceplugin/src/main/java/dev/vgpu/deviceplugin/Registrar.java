@@ -75,6 +75,7 @@ final class Registrar {
     private final PluginEnvironment env;
     private final RegisterRequest request;
     private final Runnable onChange;
+    private final Runnable onAttempt;
 
     private long round;
     private Future<?> pending;
@@ -88,12 +89,15 @@ final class Registrar {
     /**
      * @param endpoint the plugin socket's file name in the device-plugin directory, as the kubelet dials it
      * @param onChange runs in the context whenever {@link #registered()} may have changed
+     * @param onAttempt runs in the context just before each Register is sent (the kubelet opens its ListAndWatch
+     *                  stream once it has accepted one)
      */
     Registrar(ResourceName name, String endpoint, PluginEnvironment env, DevicePluginOptions options,
-              Runnable onChange) {
+              Runnable onChange, Runnable onAttempt) {
         this.name = name;
         this.env = env;
         this.onChange = onChange;
+        this.onAttempt = onAttempt;
         this.request = RegisterRequest.newBuilder()
                 .setVersion("v1beta1")
                 .setEndpoint(endpoint)
@@ -169,6 +173,7 @@ final class Registrar {
                     ""));
             return;
         }
+        onAttempt.run();
         ManagedChannel channel;
         try {
             channel = env.kubeletClient().dial(env.kubelet().path());

@@ -96,10 +96,10 @@ final class ResourcePlugin {
         this.socket = PluginSockets.path(env.pluginDir(), name);
         this.env = env;
         // Without a socket nothing is served, so nothing ever registers with the empty endpoint.
-        this.registrar = new Registrar(name, socket.map(s -> s.getFileName().toString()).orElse(""), env, OPTIONS,
-                this::republish);
-        this.service = new DevicePluginService(this, env);
         this.streams = new DeviceListStreams(name.fullName(), env.context());
+        this.registrar = new Registrar(name, socket.map(s -> s.getFileName().toString()).orElse(""), env, OPTIONS,
+                this::republish, streams::kubeletMayOpen);
+        this.service = new DevicePluginService(this, env);
         this.advertised = AdvertisedDevices.none().replace(initial.devices(), env.handovers()::groupNodePresent,
                 env.gpuFaulty());
         this.view = new View(advertised, false, false);

@@ -175,7 +175,10 @@ final class Daemon implements AutoCloseable {
         return closed;
     }
 
-    /** Why the daemon is not live: a round stuck past its deadline, or a plugin that cannot serve. */
+    /**
+     * Why the daemon is not live: a round stuck past its deadline, a plugin that cannot serve, or a gRPC transport
+     * that lost a call to a JVM error (docs/RELIABILITY.md, "The gRPC servers").
+     */
     static List<String> liveness(RescanLoop loop, PluginManager plugins, Duration deadline) {
         List<String> problems = new ArrayList<>();
         loop.runningFor().filter(running -> running.compareTo(deadline) > 0).ifPresent(running -> problems.add(
@@ -184,6 +187,7 @@ final class Daemon implements AutoCloseable {
                         + Durations.formatGo(deadline) + " (is a sysfs read blocked?)"));
         plugins.status().stream().filter(s -> !s.serving()).forEach(s -> problems.add(
                 "the device plugin of " + s.name().fullName() + " is not serving on its socket"));
+        plugins.transportFailure().ifPresent(failure -> problems.add(failure + "; restart the daemon"));
         return problems;
     }
 

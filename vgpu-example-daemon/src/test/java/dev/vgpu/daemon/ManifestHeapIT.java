@@ -3,23 +3,40 @@ package dev.vgpu.daemon;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import static org.awaitility.Awaitility.await;
+
+import dev.vgpu.core.ResourceName;
 import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
+import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
 import dev.vgpu.deviceplugin.v1beta1.AllocateRequest;
+import dev.vgpu.deviceplugin.v1beta1.AllocateResponse;
 import dev.vgpu.deviceplugin.v1beta1.ContainerAllocateRequest;
+import dev.vgpu.deviceplugin.v1beta1.DevicePluginGrpc;
+import dev.vgpu.deviceplugin.v1beta1.Empty;
+import dev.vgpu.deviceplugin.v1beta1.ListAndWatchResponse;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import io.grpc.stub.StreamObserver;
 import dev.vgpu.testing.SysfsTree;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The memory cases of the fault suite (docs/RELIABILITY.md) against the packaged daemon with the heap and stack
- * of deploy/base/daemonset.yaml: 100,000 dangling bus entries, and one Allocate of 120,000 container requests.
+ * of deploy/base/daemonset.yaml: 100,000 dangling bus entries, one Allocate of 120,000 container requests, and
+ * floods of never-reading ListAndWatch streams and Allocates at a plugin's socket.
  * Each must leave the process alive (or exit 0), answer with a bounded result, and never run out of heap.
  */
 @Tag("reliability")
@@ -100,6 +117,90 @@ class ManifestHeapIT {
             assertThat(kubelet.allocate(P118, List.of(vf)).getContainerResponsesCount()).isEqualTo(1);
             assertThat(daemon.process.isAlive()).isTrue();
             assertThat(daemon.output()).doesNotContain("OutOfMemoryError");
+        }
+    }
+
+    @Test
+    void floodsOfAllocatesAndNeverReadingStreamsAreBoundedAndTheDaemonServesOnWithinTheManifestsHeap()
+            throws Exception {
+        Path root = Files.createDirectories(tmp.resolve("host"));
+        Path dir = Files.createDirectories(tmp.resolve("device-plugins"));
+        SysfsTree tree = SysfsTree.at(root);
+        tree.sriovCard(CARD, 0x2335).virtualFunctions(2, 100).catalog(Map.of(1414L, "NVIDIA H200X-1-18C")).create();
+        String vf = SysfsTree.vfAddress(CARD, 0);
+        tree.configureVf(vf, 1414).addGroupNode(100);
+        try (StandInKubelet kubelet = StandInKubelet.start(dir);
+             DaemonProcess daemon = DaemonProcess.start(DaemonProcess.manifestJvmOptions(),
+                     DaemonProcess.jar().toString(), tmp.resolve("daemon.log"), "serve", "--host-root",
+                     root.toString(), "--device-plugin-dir", dir.toString(), "--no-nvml", "--metrics-address", "",
+                     "--pci-ids", Files.writeString(tmp.resolve("pci.ids"), "").toString());
+             UnixDomainTransport client = UnixDomainTransport.create("flood", 1, 2)) {
+            kubelet.await(Duration.ofSeconds(60), k -> k.streaming(P118));
+            Path socket = dir.resolve(new ResourceName("NVIDIA_H200X-1-18C").socketFileName());
+            List<ManagedChannel> channels = new ArrayList<>();
+            for (int c = 0; c < 32; c++) {
+                channels.add(client.dial(socket));
+            }
+            // 3,200 ListAndWatch streams that never read, then 32,000 Allocates, all sent at once.
+            for (ManagedChannel channel : channels) {
+                for (int i = 0; i < 100; i++) {
+                    DevicePluginGrpc.newStub(channel).listAndWatch(Empty.getDefaultInstance(), new NeverReads());
+                }
+            }
+            Map<Status.Code, AtomicInteger> outcomes = new ConcurrentHashMap<>();
+            AtomicInteger answered = new AtomicInteger();
+            AllocateRequest request = AllocateRequest.newBuilder()
+                    .addContainerRequests(ContainerAllocateRequest.newBuilder().addDevicesIds(vf)).build();
+            int calls = 32_000;
+            for (int i = 0; i < calls; i++) {
+                DevicePluginGrpc.newStub(channels.get(i % channels.size())).allocate(request, new StreamObserver<>() {
+                    @Override
+                    public void onNext(AllocateResponse value) {
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        outcomes.computeIfAbsent(Status.fromThrowable(t).getCode(), x -> new AtomicInteger())
+                                .incrementAndGet();
+                        answered.incrementAndGet();
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        outcomes.computeIfAbsent(Status.Code.OK, x -> new AtomicInteger()).incrementAndGet();
+                        answered.incrementAndGet();
+                    }
+                });
+            }
+            await().atMost(Duration.ofMinutes(5)).until(() -> answered.get() == calls || !daemon.process.isAlive());
+
+            assertThat(daemon.process.isAlive()).as(daemon.output()).isTrue();
+            assertThat(outcomes.keySet()).as("%s", outcomes).isSubsetOf(Status.Code.OK, Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(outcomes.get(Status.Code.RESOURCE_EXHAUSTED)).as("%s", outcomes).isNotNull();
+            channels.forEach(ManagedChannel::shutdownNow);
+            assertThat(kubelet.allocate(P118, List.of(vf)).getContainerResponsesCount()).isEqualTo(1);
+            assertThat(kubelet.streaming(P118)).isTrue();
+            assertThat(daemon.output()).doesNotContain("OutOfMemoryError");
+        }
+    }
+
+    /** A ListAndWatch client that asks for no message at all. */
+    private static final class NeverReads implements ClientResponseObserver<Empty, ListAndWatchResponse> {
+        @Override
+        public void beforeStart(ClientCallStreamObserver<Empty> requestStream) {
+            requestStream.disableAutoRequestWithInitial(0);
+        }
+
+        @Override
+        public void onNext(ListAndWatchResponse value) {
+        }
+
+        @Override
+        public void onError(Throwable t) {
+        }
+
+        @Override
+        public void onCompleted() {
         }
     }
 }

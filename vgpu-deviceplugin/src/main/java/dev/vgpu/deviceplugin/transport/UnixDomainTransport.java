@@ -19,18 +19,25 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
+import java.util.Optional;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * gRPC over unix domain sockets with grpc-java's shaded Netty transport (epoll), for servers and client channels.
  *
  * <p>Each instance owns one epoll event-loop group and one executor for call callbacks, both shared by every
  * server and channel made from it; their threads start lazily, are named {@code <prefix>-io-N} and
- * {@code <prefix>-rpc-N}, and all end in {@link #close()}. Shut servers and channels down before closing.
+ * {@code <prefix>-rpc-N}, and all end in {@link #close()}. Shut servers and channels down before closing. Every
+ * server applies the transport's {@link ServerLimits}: a call starts on the event loop, where {@link CallAdmission}
+ * moves it to the call threads or refuses it with {@code RESOURCE_EXHAUSTED}, so no call queues without bound
+ * (docs/RELIABILITY.md, "The gRPC servers").
  * <pre>{@code
  * try (UnixDomainTransport transport = UnixDomainTransport.create("my-plugin", 1, 2)) {
  *     Server server = transport.serve(dir.resolve("my.sock"), List.of(service));
@@ -52,12 +59,19 @@ public final class UnixDomainTransport implements AutoCloseable {
     private static final java.util.Set<java.nio.file.attribute.PosixFilePermission> OWNER_ONLY =
             java.nio.file.attribute.PosixFilePermissions.fromString("rw-------");
 
-    private final EventLoopGroup eventLoop;
-    private final ExecutorService executor;
+    private static final Logger LOG = LoggerFactory.getLogger(UnixDomainTransport.class);
 
-    private UnixDomainTransport(EventLoopGroup eventLoop, ExecutorService executor) {
+    private final EventLoopGroup eventLoop;
+    private final CallThreads executor;
+    private final ServerLimits limits;
+    private final CallAdmission admission;
+    private volatile boolean closing;
+
+    private UnixDomainTransport(EventLoopGroup eventLoop, CallThreads executor, ServerLimits limits) {
         this.eventLoop = eventLoop;
         this.executor = executor;
+        this.limits = limits;
+        this.admission = new CallAdmission(limits.pendingCalls(), executor);
     }
 
     /**
@@ -69,6 +83,17 @@ public final class UnixDomainTransport implements AutoCloseable {
      * @throws IllegalStateException when epoll is not available on this platform
      */
     public static UnixDomainTransport create(String threadNamePrefix, int eventLoopThreads, int executorThreads) {
+        return create(threadNamePrefix, eventLoopThreads, executorThreads, ServerLimits.DEFAULT);
+    }
+
+    /**
+     * A transport with its own threads whose servers apply {@code limits}.
+     *
+     * @see #create(String, int, int)
+     */
+    public static UnixDomainTransport create(String threadNamePrefix, int eventLoopThreads, int executorThreads,
+                                             ServerLimits limits) {
+        java.util.Objects.requireNonNull(limits, "limits");
         if (eventLoopThreads < 1 || executorThreads < 1) {
             throw new IllegalArgumentException("thread counts must be at least 1, got " + eventLoopThreads + " and "
                     + executorThreads);
@@ -79,14 +104,30 @@ public final class UnixDomainTransport implements AutoCloseable {
         }
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(eventLoopThreads,
                 new DefaultThreadFactory(threadNamePrefix + "-io", true), EpollIoHandler.newFactory());
-        AtomicInteger counter = new AtomicInteger();
-        ExecutorService pool = new ThreadPoolExecutor(executorThreads, executorThreads, 0, TimeUnit.MILLISECONDS,
-                new LinkedBlockingQueue<>(), r -> {
-                    Thread t = new Thread(r, threadNamePrefix + "-rpc-" + counter.incrementAndGet());
-                    t.setDaemon(true);
-                    return t;
-                });
-        return new UnixDomainTransport(group, pool);
+        return new UnixDomainTransport(group, new CallThreads(threadNamePrefix, executorThreads), limits);
+    }
+
+    /**
+     * What keeps this transport from serving, if anything: a JVM error (an {@code OutOfMemoryError}, Netty's
+     * {@code OutOfDirectMemoryError}, a {@code StackOverflowError}) thrown on a call thread, which lost that call
+     * and leaves the process in a state nobody can vouch for, or an event loop that ended before {@link #close()}.
+     * Once a failure is recorded it stays: a liveness probe that reads it restarts the process
+     * (docs/RELIABILITY.md, "The gRPC servers"). Any thread, never waits.
+     */
+    public Optional<String> failure() {
+        String error = executor.failure.get();
+        if (error != null) {
+            return Optional.of(error);
+        }
+        if (!closing && eventLoop.isShuttingDown()) {
+            return Optional.of("the gRPC event loop ended");
+        }
+        return Optional.empty();
+    }
+
+    /** Calls admitted and pending on the call threads now (for tests). */
+    int pendingCalls() {
+        return admission.pending();
     }
 
     /** The bytes {@code socket}'s path takes as it is bound or dialled: its text in UTF-8. */
@@ -111,7 +152,26 @@ public final class UnixDomainTransport implements AutoCloseable {
                 .channelType(EpollServerDomainSocketChannel.class)
                 .bossEventLoopGroup(eventLoop)
                 .workerEventLoopGroup(eventLoop)
-                .executor(executor)
+                // Calls start on the event loop; the admission moves each admitted one to the call threads and
+                // refuses the rest there (CallAdmission).
+                .directExecutor()
+                .callExecutor(admission)
+                .intercept(admission)
+                .maxConcurrentCallsPerConnection(limits.callsPerConnection())
+                .maxRstFramesPerWindow(limits.resetsPerWindow(), (int) limits.resetWindow().toSeconds())
+                .maxInboundMessageSize(limits.inboundMessageBytes())
+                .maxInboundMetadataSize(limits.inboundMetadataBytes())
+                .maxConnectionIdle(limits.connectionIdle().toNanos(), TimeUnit.NANOSECONDS)
+                // Never cut a connection for its age: the kubelet's one ListAndWatch stream lives on it, and the
+                // kubelet marks every device unhealthy when that stream ends.
+                .maxConnectionAge(Long.MAX_VALUE, TimeUnit.NANOSECONDS)
+                // No pings from the server: a unix socket's peer that goes away is seen at once, and a ping timeout
+                // would end the stream of a kubelet that is only stopped for a while.
+                .keepAliveTime(Long.MAX_VALUE, TimeUnit.NANOSECONDS)
+                // A client that pings more often than every 5 minutes, or without calls, gets GOAWAY.
+                .permitKeepAliveTime(5, TimeUnit.MINUTES)
+                .permitKeepAliveWithoutCalls(false)
+                .handshakeTimeout(10, TimeUnit.SECONDS)
                 // gRPC asks for TCP keep-alive, which a unix socket lacks; null removes it (no Netty warning).
                 .withChildOption(ChannelOption.SO_KEEPALIVE, null);
         services.forEach(builder::addService);
@@ -177,6 +237,7 @@ public final class UnixDomainTransport implements AutoCloseable {
      */
     @Override
     public void close() {
+        closing = true;
         executor.shutdown();
         boolean interrupted = false;
         try {
@@ -190,6 +251,46 @@ public final class UnixDomainTransport implements AutoCloseable {
         eventLoop.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         if (interrupted) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * The call threads: a fixed pool whose queue the admission bounds ({@link CallAdmission}), and which records the
+     * first JVM error a task throws. The pool replaces the thread the error ended, so the thread count stays put;
+     * the record is what makes the loss visible ({@link #failure()}).
+     */
+    private static final class CallThreads extends ThreadPoolExecutor {
+
+        private final AtomicReference<String> failure = new AtomicReference<>();
+
+        CallThreads(String threadNamePrefix, int threads) {
+            super(threads, threads, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), new ThreadFactory() {
+                private final AtomicInteger counter = new AtomicInteger();
+
+                @Override
+                public Thread newThread(Runnable r) {
+                    Thread t = new Thread(r, threadNamePrefix + "-rpc-" + counter.incrementAndGet());
+                    t.setDaemon(true);
+                    // afterExecute has logged what ends a call thread; nothing else should print it again.
+                    t.setUncaughtExceptionHandler((thread, e) -> LOG.debug("{} ended: {}", thread.getName(),
+                            e.toString()));
+                    return t;
+                }
+            });
+        }
+
+        @Override
+        protected void afterExecute(Runnable task, Throwable thrown) {
+            if (thrown == null) {
+                return;
+            }
+            if (thrown instanceof VirtualMachineError && failure.compareAndSet(null,
+                    "a gRPC call thread died of " + thrown)) {
+                LOG.error("A gRPC call thread died of a JVM error; the call it ran is lost and the process must be "
+                        + "restarted: {}", thrown.toString(), thrown);
+            } else {
+                LOG.error("A gRPC call thread died: {}", thrown.toString(), thrown);
+            }
         }
     }
 }

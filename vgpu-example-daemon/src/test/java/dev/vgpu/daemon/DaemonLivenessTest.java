@@ -1,0 +1,89 @@
+package dev.vgpu.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.vgpu.core.Device;
+import dev.vgpu.core.PciIds;
+import dev.vgpu.core.RescanLoop;
+import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.spi.DeviceCheck;
+import dev.vgpu.core.spi.DeviceSource;
+import dev.vgpu.core.spi.Discovery;
+import dev.vgpu.core.spi.Host;
+import dev.vgpu.core.spi.Scanner;
+import dev.vgpu.core.spi.VgpuTypeResolver;
+import dev.vgpu.deviceplugin.PluginManager;
+import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
+import dev.vgpu.sysfs.PassthroughSource;
+import dev.vgpu.testing.SysfsTree;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code /healthz}'s problems (docs/RELIABILITY.md, "The gRPC servers"). */
+@Tag("reliability")
+class DaemonLivenessTest {
+
+    private static final String GPU = "0000:41:00.0";
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void aDirectMemoryErrorOnAGrpcCallThreadFailsLivenessForGood() throws Exception {
+        Path root = tmp.resolve("host");
+        SysfsTree tree = SysfsTree.at(root);
+        tree.mkdirs("dev/vfio");
+        tree.passthroughGpu(GPU, 0x2335).iommuGroup(41).numa(0).create();
+        Path dir = tmp.resolve("dp");
+        List<DeviceSource> sources = List.of(new OutOfDirectMemoryInAllocate());
+        Scanner scanner = new Scanner(root, PciIds.empty(), VgpuTypeResolver.none(), sources);
+        try (StandInKubelet kubelet = StandInKubelet.start(dir);
+             PluginManager plugins = PluginManager.builder().hostRoot(root).devicePluginDir(dir).sources(sources)
+                     .build();
+             RescanLoop loop = new RescanLoop(scanner, plugins, Duration.ofHours(1), Snapshot.empty())) {
+            Snapshot first = scanner.scan(Snapshot.empty());
+            plugins.apply(first);
+            String resource = first.resources().firstKey().fullName();
+            kubelet.await(Duration.ofSeconds(20), k -> k.streaming(resource));
+            assertThat(Daemon.liveness(loop, plugins, Duration.ofMinutes(1))).isEmpty();
+
+            assertThatThrownBy(() -> kubelet.allocate(resource, List.of(GPU)));
+
+            await().atMost(Duration.ofSeconds(20)).until(() -> !Daemon.liveness(loop, plugins,
+                    Duration.ofMinutes(1)).isEmpty());
+            assertThat(Daemon.liveness(loop, plugins, Duration.ofMinutes(1))).singleElement().asString()
+                    .contains("a gRPC call thread died of java.lang.OutOfMemoryError", "direct buffer memory",
+                            "restart the daemon");
+        }
+    }
+
+    /** The passthrough source, whose re-check on a gRPC call thread runs out of direct memory. */
+    private static final class OutOfDirectMemoryInAllocate implements DeviceSource {
+        private final PassthroughSource real = new PassthroughSource();
+
+        @Override
+        public String name() {
+            return real.name();
+        }
+
+        @Override
+        public Discovery discover(Host host) throws IOException {
+            return real.discover(host);
+        }
+
+        @Override
+        public DeviceCheck recheck(Host host, Device device) {
+            if (Thread.currentThread().getName().startsWith("vgpu-dp-grpc-rpc-")) {
+                throw new OutOfMemoryError("Cannot reserve 8192 bytes of direct buffer memory");
+            }
+            return real.recheck(host, device);
+        }
+    }
+}
