@@ -27,12 +27,13 @@ import org.slf4j.LoggerFactory;
  * that KubeVirt's virt-launcher finds the device; a checkpoint in the state directory lets a new instance answer a
  * repeated Prepare and Unprepare what an earlier one prepared.
  * <pre>{@code
- * try (DraPlugin plugin = DraPlugin.builder(handovers, claimReader)
- *         .driver(DriverName.DEFAULT).pool(nodeName)
+ * Snapshot first = scanner.scan(Snapshot.empty());
+ * try (DraPlugin plugin = DraPlugin.builder(Handovers.forHost(host, sources), claimReader)
+ *         .driver(DriverName.DEFAULT).pool(nodeName).snapshot(first)
  *         .kubeletRoot(Path.of("/var/lib/kubelet")).cdiDir(Path.of("/var/run/cdi"))
- *         .stateDir(Path.of("/var/lib/vgpu")).start()) {
- *     rescanLoop.deliverTo(plugin);   // every new snapshot through apply(snapshot, plan)
- *     ...
+ *         .stateDir(Path.of("/var/lib/vgpu")).start();
+ *         RescanLoop loop = new RescanLoop(scanner, plugin, Duration.ofMinutes(1), first)) {
+ *     ...   // each changed snapshot reaches the plugin through apply(snapshot, plan)
  * }
  * }</pre>
  *
