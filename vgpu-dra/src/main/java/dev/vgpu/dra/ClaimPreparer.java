@@ -1,7 +1,5 @@
 package dev.vgpu.dra;
 
-import dev.vgpu.attach.DeviceNode;
-import dev.vgpu.attach.HandedDevice;
 import dev.vgpu.attach.Handover;
 import dev.vgpu.attach.Handovers;
 import dev.vgpu.attach.VfioNodes;
@@ -13,12 +11,10 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -29,8 +25,8 @@ import org.slf4j.LoggerFactory;
  * checks the devices with {@link Handovers} ({@link VfioNodes#LEGACY}, what KubeVirt's DRA path reads), writes the
  * claim's CDI spec and per request the metadata file and its CDI mount, and keeps the answer in the checkpoint.
  *
- * <p>Confined to the plugin's claims thread: the prepared map, the checkpoint file and every file under the CDI
- * and metadata directories are written by that thread only. The snapshot comes from a supplier that reads a
+ * <p>Confined to the plugin's claims thread: the prepared map, the checkpoint file and (through {@link ClaimFiles})
+ * every file under the CDI and metadata directories are written by that thread only. The snapshot comes from a supplier that reads a
  * {@code volatile} the rescan thread writes.
  */
 final class ClaimPreparer {
@@ -48,6 +44,7 @@ final class ClaimPreparer {
     private final Handovers handovers;
     private final ClaimReader reader;
     private final Supplier<Snapshot> snapshot;
+    private final ClaimFiles files;
     /** Claim UID to what was prepared, in checkpoint order. */
     private final Map<String, PreparedClaim> prepared;
 
@@ -58,6 +55,7 @@ final class ClaimPreparer {
         this.handovers = handovers;
         this.reader = reader;
         this.snapshot = snapshot;
+        this.files = new ClaimFiles(paths);
         this.prepared = Checkpoint.load(paths.checkpoint());
         if (!prepared.isEmpty()) {
             LOG.info("Restored {} prepared claims from {}", prepared.size(), paths.checkpoint());
@@ -141,13 +139,19 @@ final class ClaimPreparer {
         if (handover instanceof Handover.Refused refused) {
             throw new ClaimError(refused.reason());
         }
-        PreparedClaim done = write(claim, ours, (Handover.Granted) handover);
+        PreparedClaim done;
+        try {
+            done = files.write(claim, ours, (Handover.Granted) handover);
+        } catch (IOException e) {
+            throw new ClaimError("cannot write the CDI spec or device metadata of claim " + ref + ": "
+                    + e.getMessage());
+        }
         prepared.put(ref.uid(), done);
         try {
             Checkpoint.save(paths.checkpoint(), prepared.values());
         } catch (IOException e) {
             prepared.remove(ref.uid());
-            deleteQuietly(done.files());
+            ClaimFiles.deleteQuietly(done.files());
             throw new ClaimError("cannot write the checkpoint " + paths.checkpoint() + ": " + e.getMessage());
         }
         LOG.info("Prepared claim {}: {}", ref, ours.stream().map(AllocatedDevice::device).toList());
@@ -180,71 +184,11 @@ final class ClaimPreparer {
         return claim;
     }
 
-    /** Writes the claim's files; on failure deletes what it wrote. */
-    private PreparedClaim write(AllocatedClaim claim, List<AllocatedDevice> ours, Handover.Granted granted)
-            throws ClaimError {
-        String uid = claim.claim().uid();
-        List<Path> files = new ArrayList<>();
-        try {
-            Set<DeviceNode> own = new HashSet<>();
-            Map<String, CdiSpecs.SpecDevice> specDevices = new LinkedHashMap<>();
-            Map<String, List<DeviceMetadata.Entry>> byBase = new LinkedHashMap<>();
-            for (AllocatedDevice result : ours) {
-                HandedDevice device = handedFor(result, granted);
-                own.addAll(device.nodes());
-                specDevices.putIfAbsent(result.device(), new CdiSpecs.SpecDevice(
-                        CdiSpecs.deviceName(uid, result.device()), device.nodes()));
-                byBase.computeIfAbsent(result.baseRequest(), b -> new ArrayList<>())
-                        .add(new DeviceMetadata.Entry(result, device));
-            }
-            List<DeviceNode> shared = granted.nodes().stream().filter(n -> !own.contains(n)).toList();
-            Path spec = paths.claimSpec(uid);
-            files.add(spec);
-            AtomicFiles.write(spec, CdiSpecs.claimSpec(paths.driver(), List.copyOf(specDevices.values()), shared));
-            Path metadataDir = paths.metadataDir(claim.claim());
-            files.add(metadataDir);
-            List<PreparedDevice> answer = new ArrayList<>();
-            for (Map.Entry<String, List<DeviceMetadata.Entry>> base : byBase.entrySet()) {
-                Path file = metadataDir.resolve(base.getKey()).resolve("metadata.json");
-                AtomicFiles.write(file, DeviceMetadata.stream(paths.driver(), claim, base.getValue()));
-                Path mount = paths.metadataSpec(uid, base.getKey());
-                files.add(mount);
-                AtomicFiles.write(mount, CdiSpecs.metadataSpec(paths.driver(), uid, base.getKey(), file.toString(),
-                        DeviceMetadata.containerPath(paths.driver(), claim, base.getKey())));
-                boolean first = true;
-                for (DeviceMetadata.Entry entry : base.getValue()) {
-                    List<String> ids = new ArrayList<>();
-                    ids.add(CdiSpecs.claimId(paths.driver(), uid, entry.allocated().device()));
-                    if (first) {
-                        ids.add(CdiSpecs.metadataId(paths.driver(), uid, base.getKey()));
-                        first = false;
-                    }
-                    answer.add(new PreparedDevice(List.of(base.getKey()), entry.allocated().pool(),
-                            entry.allocated().device(), ids));
-                }
-            }
-            return new PreparedClaim(claim.claim(), answer, files);
-        } catch (IOException | RuntimeException e) {
-            deleteQuietly(files);
-            throw new ClaimError("cannot write the CDI spec or device metadata of claim " + claim.claim() + ": "
-                    + e.getMessage());
-        }
-    }
-
-    private static HandedDevice handedFor(AllocatedDevice result, Handover.Granted granted) {
-        for (HandedDevice device : granted.devices()) {
-            if (DeviceNames.of(device.device()).equals(result.device())) {
-                return device;
-            }
-        }
-        throw new IllegalStateException("the handover has no device " + result.device());
-    }
-
     private Optional<String> unprepare(ClaimRef ref) {
         PreparedClaim claim = prepared.get(ref.uid());
-        List<Path> files = claim != null ? claim.files() : filesByName(ref);
+        List<Path> written = claim != null ? claim.files() : filesByName(ref);
         try {
-            for (Path file : files) {
+            for (Path file : written) {
                 AtomicFiles.delete(file);
             }
         } catch (IOException e) {
@@ -310,13 +254,4 @@ final class ClaimPreparer {
         }
     }
 
-    private static void deleteQuietly(List<Path> files) {
-        for (Path file : files) {
-            try {
-                AtomicFiles.delete(file);
-            } catch (IOException e) {
-                LOG.warn("Cannot delete {}: {}", file, e.toString());
-            }
-        }
-    }
 }
