@@ -82,6 +82,21 @@ class KubeVirtReadsWhatPrepareWroteTest {
     }
 
     @Test
+    void anEgmNodeOfTheWholeHandoverIsInTheSpecLevelEditsAndReachesTheContainer() throws Exception {
+        h.host.egm(4, "0000:41:00.0");
+        Claim claim = h.allocate("h200", "66666666-aaaa-4bbb-8ccc-000000000006", "gpu", GPU);
+
+        CdiRuntime.Edits edits = container(h.prepare(claim));
+
+        assertThat(edits.nodes()).extracting(CdiRuntime.Node::path)
+                .containsExactly("/dev/vfio/vfio", "/dev/vfio/41", "/dev/egm4");
+        assertThat(java.nio.file.Files.readString(h.cdiDir().resolve(
+                "gpu.vgpu.dev-claim_66666666-aaaa-4bbb-8ccc-000000000006.json")))
+                .endsWith("]}}],\"containerEdits\":{\"deviceNodes\":[{\"path\":\"/dev/egm4\",\"hostPath\":"
+                        + "\"/dev/egm4\",\"permissions\":\"mrw\"}]}}\n");
+    }
+
+    @Test
     void anMdevFromATemplateIsFoundByItsUuidUnderThePodClaimName() throws Exception {
         Claim claim = h.allocate("virt-launcher-vm1-x7k2p-vgpu-9zt4q", "33333333-aaaa-4bbb-8ccc-000000000003",
                 Optional.of("vgpu"), "t4", MDEV);
