@@ -4,8 +4,10 @@
  * has a stand-in kubelet for tests and demos.
  *
  * <p>The generated API classes ({@code dev.vgpu.deviceplugin.v1beta1}) and the socket transport
- * ({@code dev.vgpu.deviceplugin.transport}) are implementation, not exported.
+ * ({@code dev.vgpu.deviceplugin.transport}) are implementation, not exported; the transport is exported to
+ * {@code dev.vgpu.dra} alone, which serves its sockets with it.
  */
+@SuppressWarnings("module") // dev.vgpu.dra needs this module, so it is not there when this one compiles
 module dev.vgpu.deviceplugin {
     requires transitive dev.vgpu.core;
     requires dev.vgpu.attach;
@@ -22,6 +24,8 @@ module dev.vgpu.deviceplugin {
 
     exports dev.vgpu.deviceplugin;
     exports dev.vgpu.deviceplugin.kubelet;
+    // The unix-socket transport is shared with the DRA plugin, not API.
+    exports dev.vgpu.deviceplugin.transport to dev.vgpu.dra;
 
     // Protobuf reads generated messages reflectively (text format, descriptors).
     opens dev.vgpu.deviceplugin.v1beta1 to com.google.protobuf;

@@ -1,0 +1,4 @@
+module com.example.dralab {
+    requires dev.vgpu.dra;
+    requires dev.vgpu.testing;
+}

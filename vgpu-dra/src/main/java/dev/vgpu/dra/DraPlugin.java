@@ -1,0 +1,234 @@
+package dev.vgpu.dra;
+
+import dev.vgpu.attach.Handovers;
+import dev.vgpu.core.Plan;
+import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.SnapshotSink;
+import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
+import io.grpc.BindableService;
+import io.grpc.Server;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The DRA kubelet plugin of one node (docs/DRA.md): serves {@code pluginregistration.Registration} on
+ * {@code <kubelet-root>/plugins_registry/<driver>-reg.sock} and the {@code v1} and {@code v1beta1}
+ * {@code DRAPlugin} services on {@code <kubelet-root>/plugins/<driver>/dra.sock}. Prepare reads each claim through
+ * the {@link ClaimReader}, checks its devices against the current snapshot with {@link Handovers}, and writes one
+ * CDI spec per claim (kind {@code <driver>/claim}) and per request the KEP-5304 metadata file with its CDI mount, so
+ * that KubeVirt's virt-launcher finds the device; a checkpoint in the state directory lets a new instance answer a
+ * repeated Prepare and Unprepare what an earlier one prepared.
+ * <pre>{@code
+ * Snapshot first = scanner.scan(Snapshot.empty());
+ * try (DraPlugin plugin = DraPlugin.builder(Handovers.forHost(host, sources), claimReader)
+ *         .driver(DriverName.DEFAULT).pool(nodeName).snapshot(first)
+ *         .kubeletRoot(Path.of("/var/lib/kubelet")).cdiDir(Path.of("/var/run/cdi"))
+ *         .stateDir(Path.of("/var/lib/vgpu")).start();
+ *         RescanLoop loop = new RescanLoop(scanner, plugin, Duration.ofMinutes(1), first)) {
+ *     ...   // each changed snapshot reaches the plugin through apply(snapshot, plan)
+ * }
+ * }</pre>
+ *
+ * <p>Threads: gRPC's call threads ({@code vgpu-dra-rpc-N}) only post each DRA call to the one claims thread
+ * ({@code vgpu-dra-claims}), which owns every prepared claim, the checkpoint and the files under the CDI and
+ * metadata directories; the snapshot is written by the caller of {@link #apply} and read by the claims thread
+ * through a {@code volatile}; the registration verdict is written by a call thread, read by anyone.
+ */
+public final class DraPlugin implements SnapshotSink, AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DraPlugin.class);
+
+    private final PluginPaths paths;
+    private final UnixDomainTransport transport;
+    private final ExecutorService claimsThread;
+    private final Server draServer;
+    private final Server registrationServer;
+    private volatile Snapshot snapshot;
+    private volatile KubeletRegistration registration = new KubeletRegistration.Waiting();
+
+    private DraPlugin(Builder b) throws IOException {
+        this.paths = new PluginPaths(b.driver, b.kubeletRoot, b.cdiDir, b.stateDir);
+        this.snapshot = b.snapshot;
+        checkLength(paths.registrationSocket());
+        checkLength(paths.draSocket());
+        Files.createDirectories(paths.registrationSocket().getParent());
+        Files.createDirectories(paths.pluginDir());
+        Files.createDirectories(paths.cdiDir());
+        Files.createDirectories(paths.stateDir());
+        ClaimPreparer preparer = new ClaimPreparer(paths, b.pool, b.handovers, b.reader, () -> snapshot);
+        this.claimsThread = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "vgpu-dra-claims");
+            t.setDaemon(true);
+            return t;
+        });
+        this.transport = UnixDomainTransport.create("vgpu-dra", 1, 2);
+        Server dra = null;
+        try {
+            ClaimCalls calls = new ClaimCalls(claimsThread, preparer);
+            dra = transport.serve(paths.draSocket(), List.<BindableService>of(new DraServiceV1(calls),
+                    new DraServiceV1beta1(calls)));
+            // Registration last: once the kubelet can find the plugin, its DRA socket already answers.
+            this.registrationServer = transport.serve(paths.registrationSocket(),
+                    List.of(new RegistrationService(paths, verdict -> registration = verdict)));
+        } catch (IOException | RuntimeException e) {
+            if (dra != null) {
+                dra.shutdownNow();
+            }
+            claimsThread.shutdownNow();
+            transport.close();
+            throw e;
+        }
+        this.draServer = dra;
+        LOG.info("DRA driver {} for pool {}: registration {}, DRA service {} ({}), CDI specs in {}, checkpoint {}",
+                paths.driver(), b.pool, paths.registrationSocket(), paths.draSocket(),
+                String.join(", ", RegistrationService.SUPPORTED_VERSIONS), paths.cdiDir(), paths.checkpoint());
+    }
+
+    /**
+     * Starts a plugin.
+     *
+     * @param handovers the checks and device nodes of this host's devices, given the sources of its snapshots
+     * @param reader    where claims' allocations are read
+     */
+    public static Builder builder(Handovers handovers, ClaimReader reader) {
+        return new Builder(handovers, reader);
+    }
+
+    /** Takes {@code next} as the devices Prepare may hand over; the plan is not needed. Any thread. */
+    @Override
+    public void apply(Snapshot next, Plan plan) {
+        snapshot = Objects.requireNonNull(next, "next");
+    }
+
+    /** What the kubelet last said about the registration. */
+    public KubeletRegistration registration() {
+        return registration;
+    }
+
+    /** The registration socket the kubelet's plugin watcher dials. */
+    public Path registrationSocket() {
+        return paths.registrationSocket();
+    }
+
+    /** The DRA service socket, the endpoint GetInfo answers. */
+    public Path draSocket() {
+        return paths.draSocket();
+    }
+
+    /**
+     * Stops serving and removes both sockets; prepared claims stay prepared (their files and the checkpoint stay,
+     * for the next instance). Waits for a call in progress a few seconds at most.
+     */
+    @Override
+    public void close() {
+        registrationServer.shutdown();
+        draServer.shutdown();
+        claimsThread.shutdown();
+        try {
+            registrationServer.awaitTermination(5, TimeUnit.SECONDS);
+            draServer.awaitTermination(5, TimeUnit.SECONDS);
+            claimsThread.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        registrationServer.shutdownNow();
+        draServer.shutdownNow();
+        claimsThread.shutdownNow();
+        transport.close();
+        for (Path socket : List.of(paths.registrationSocket(), paths.draSocket())) {
+            try {
+                Files.deleteIfExists(socket);
+            } catch (IOException e) {
+                LOG.warn("Cannot remove {}: {}", socket, e.toString());
+            }
+        }
+    }
+
+    private static void checkLength(Path socket) throws IOException {
+        int bytes = UnixDomainTransport.pathBytes(socket);
+        if (bytes > UnixDomainTransport.MAX_PATH_BYTES) {
+            throw new IOException("the socket path " + socket + " has " + bytes + " bytes, more than the "
+                    + UnixDomainTransport.MAX_PATH_BYTES + " a unix socket path may have: use a shorter kubelet root"
+                    + " or driver name");
+        }
+    }
+
+    /** The plugin's settings; {@link #start()} validates them. Not thread-safe. */
+    public static final class Builder {
+        private final Handovers handovers;
+        private final ClaimReader reader;
+        private DriverName driver = DriverName.DEFAULT;
+        private String pool;
+        private Path kubeletRoot = Path.of("/var/lib/kubelet");
+        private Path cdiDir = Path.of("/var/run/cdi");
+        private Path stateDir;
+        private Snapshot snapshot = Snapshot.empty();
+
+        private Builder(Handovers handovers, ClaimReader reader) {
+            this.handovers = Objects.requireNonNull(handovers, "handovers");
+            this.reader = Objects.requireNonNull(reader, "reader");
+        }
+
+        /** The driver name ({@link DriverName#DEFAULT} unless set). */
+        public Builder driver(DriverName value) {
+            driver = Objects.requireNonNull(value, "driver");
+            return this;
+        }
+
+        /** The pool the node's devices are published in: the node name. Required. */
+        public Builder pool(String value) {
+            pool = value;
+            return this;
+        }
+
+        /** The kubelet's root directory ({@code /var/lib/kubelet} unless set). */
+        public Builder kubeletRoot(Path value) {
+            kubeletRoot = Objects.requireNonNull(value, "kubeletRoot");
+            return this;
+        }
+
+        /** Where CDI specs are written ({@code /var/run/cdi} unless set). */
+        public Builder cdiDir(Path value) {
+            cdiDir = Objects.requireNonNull(value, "cdiDir");
+            return this;
+        }
+
+        /** Where the prepared-claims checkpoint is kept; required, and not under the kubelet root. */
+        public Builder stateDir(Path value) {
+            stateDir = Objects.requireNonNull(value, "stateDir");
+            return this;
+        }
+
+        /** The snapshot Prepare uses until the first {@link DraPlugin#apply} (empty unless set). */
+        public Builder snapshot(Snapshot value) {
+            snapshot = Objects.requireNonNull(value, "snapshot");
+            return this;
+        }
+
+        /**
+         * Creates the directories, restores the checkpoint and serves both sockets.
+         *
+         * @throws IllegalStateException when the pool or the state directory is missing
+         * @throws IOException           when a directory cannot be made, a socket path is too long or cannot be
+         *                               bound
+         */
+        public DraPlugin start() throws IOException {
+            if (pool == null || pool.isEmpty()) {
+                throw new IllegalStateException("a DRA plugin needs its pool name (the node name): call pool(name)");
+            }
+            if (stateDir == null) {
+                throw new IllegalStateException("a DRA plugin needs a state directory for its checkpoint: call"
+                        + " stateDir(path)");
+            }
+            return new DraPlugin(this);
+        }
+    }
+}

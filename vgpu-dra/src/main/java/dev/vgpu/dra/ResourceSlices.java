@@ -1,0 +1,70 @@
+package dev.vgpu.dra;
+
+import dev.vgpu.core.Attachment;
+import dev.vgpu.core.Device;
+import dev.vgpu.core.Snapshot;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The node's pool as ResourceSlice specs (docs/DRA.md §4): every advertised device of a snapshot, sorted by name,
+ * at most {@value SliceSpec#MAX_DEVICES} a slice, with the attributes a snapshot device carries. Plain values: the
+ * API client, generation handling across publications and the attributes that need more than the snapshot
+ * ({@code profile}, {@code deviceId}, {@code pcieRoot}) come later.
+ * <pre>{@code
+ * List<SliceSpec> slices = ResourceSlices.of(DriverName.DEFAULT, "node-a", snapshot, 1);
+ * }</pre>
+ */
+public final class ResourceSlices {
+
+    private static final String STANDARD = "resource.kubernetes.io/";
+
+    private ResourceSlices() {
+    }
+
+    /** The pool of {@code nodeName} at {@code generation}: one slice when empty, else as many as needed. */
+    public static List<SliceSpec> of(DriverName driver, String nodeName, Snapshot snapshot, long generation) {
+        List<SliceDevice> devices = new ArrayList<>();
+        snapshot.resources().values().forEach(r -> r.devices().forEach(d -> devices.add(device(d))));
+        devices.sort(Comparator.comparing(SliceDevice::name));
+        int count = Math.max(1, (devices.size() + SliceSpec.MAX_DEVICES - 1) / SliceSpec.MAX_DEVICES);
+        List<SliceSpec> slices = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            List<SliceDevice> part = devices.subList(i * SliceSpec.MAX_DEVICES,
+                    Math.min(devices.size(), (i + 1) * SliceSpec.MAX_DEVICES));
+            slices.add(new SliceSpec(driver, nodeName, generation, count, nodeName, part));
+        }
+        return slices;
+    }
+
+    /**
+     * One device with its attributes: {@code type} ({@code passthrough}, {@code vgpu} or {@code mdev}),
+     * {@code resourceName} (when it fits 64 characters), {@code iommuGroup}, {@code numaNode} (only when known), {@code parentPciBusID} (VFs and
+     * mdevs); {@code resource.kubernetes.io/pciBusID} for PCI functions only; {@code mdevUUID} for mdevs only.
+     */
+    static SliceDevice device(Device device) {
+        Map<String, DeviceAttribute> attributes = new LinkedHashMap<>();
+        boolean mediated = device.attachment() == Attachment.MEDIATED;
+        attributes.put("type", new DeviceAttribute.StringValue(mediated ? "mdev"
+                : device.parent().isPresent() ? "vgpu" : "passthrough"));
+        String resourceName = device.resource().fullName();
+        if (resourceName.length() <= 64) {
+            // A longer name (a 63-character resource after "nvidia.com/") does not fit a string attribute.
+            attributes.put("resourceName", new DeviceAttribute.StringValue(resourceName));
+        }
+        device.iommuGroup().filter(g -> g.chars().allMatch(Character::isDigit) && g.length() <= 9)
+                .ifPresent(g -> attributes.put("iommuGroup", new DeviceAttribute.IntValue(Long.parseLong(g))));
+        device.numaNode().ifPresent(n -> attributes.put("numaNode", new DeviceAttribute.IntValue(n)));
+        device.parent().ifPresent(p -> attributes.put("parentPciBusID", new DeviceAttribute.StringValue(p.toString())));
+        if (mediated) {
+            attributes.put("mdevUUID", new DeviceAttribute.StringValue(device.id()));
+        } else {
+            device.pciAddress().ifPresent(a -> attributes.put(STANDARD + "pciBusID",
+                    new DeviceAttribute.StringValue(a.toString())));
+        }
+        return new SliceDevice(DeviceNames.of(device), attributes);
+    }
+}

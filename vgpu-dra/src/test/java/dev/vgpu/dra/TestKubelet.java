@@ -1,0 +1,102 @@
+package dev.vgpu.dra;
+
+import dev.vgpu.dra.grpc.registration.InfoRequest;
+import dev.vgpu.dra.grpc.registration.PluginInfo;
+import dev.vgpu.dra.grpc.registration.RegistrationGrpc;
+import dev.vgpu.dra.grpc.registration.RegistrationStatus;
+import dev.vgpu.dra.grpc.v1.Claim;
+import dev.vgpu.dra.grpc.v1.DRAPluginGrpc;
+import dev.vgpu.dra.grpc.v1.NodePrepareResourcesRequest;
+import dev.vgpu.dra.grpc.v1.NodePrepareResourcesResponse;
+import dev.vgpu.dra.grpc.v1.NodeUnprepareResourcesRequest;
+import dev.vgpu.dra.grpc.v1.NodeUnprepareResourcesResponse;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The kubelet's side of a DRA plugin over real unix sockets, with grpc-java's own unix channel (not the plugin's
+ * transport): the plugin watcher's GetInfo and NotifyRegistrationStatus, then Prepare and Unprepare on the endpoint
+ * GetInfo names, with the kubelet's 45 s call deadline. Blocking; one test thread.
+ */
+final class TestKubelet implements AutoCloseable {
+
+    private final List<ManagedChannel> channels = new ArrayList<>();
+
+    /** The plugin watcher's first question. */
+    PluginInfo getInfo(Path registrationSocket) {
+        return registration(registrationSocket).getInfo(InfoRequest.getDefaultInstance());
+    }
+
+    /** The plugin watcher's verdict. */
+    void notify(Path registrationSocket, boolean registered, String error) {
+        registration(registrationSocket).notifyRegistrationStatus(RegistrationStatus.newBuilder()
+                .setPluginRegistered(registered).setError(error).build());
+    }
+
+    /** NodePrepareResources on v1. */
+    NodePrepareResourcesResponse prepare(Path endpoint, Claim... claims) {
+        return v1(endpoint).nodePrepareResources(NodePrepareResourcesRequest.newBuilder()
+                .addAllClaims(List.of(claims)).build());
+    }
+
+    /** NodeUnprepareResources on v1. */
+    NodeUnprepareResourcesResponse unprepare(Path endpoint, Claim... claims) {
+        return v1(endpoint).nodeUnprepareResources(NodeUnprepareResourcesRequest.newBuilder()
+                .addAllClaims(List.of(claims)).build());
+    }
+
+    /** NodePrepareResources on v1beta1. */
+    dev.vgpu.dra.grpc.v1beta1.NodePrepareResourcesResponse prepareV1beta1(Path endpoint,
+                                                                          dev.vgpu.dra.grpc.v1beta1.Claim... claims) {
+        return dev.vgpu.dra.grpc.v1beta1.DRAPluginGrpc.newBlockingStub(dial(endpoint))
+                .withDeadlineAfter(45, TimeUnit.SECONDS)
+                .nodePrepareResources(dev.vgpu.dra.grpc.v1beta1.NodePrepareResourcesRequest.newBuilder()
+                        .addAllClaims(List.of(claims)).build());
+    }
+
+    /** NodeUnprepareResources on v1beta1. */
+    dev.vgpu.dra.grpc.v1beta1.NodeUnprepareResourcesResponse unprepareV1beta1(
+            Path endpoint, dev.vgpu.dra.grpc.v1beta1.Claim... claims) {
+        return dev.vgpu.dra.grpc.v1beta1.DRAPluginGrpc.newBlockingStub(dial(endpoint))
+                .withDeadlineAfter(45, TimeUnit.SECONDS)
+                .nodeUnprepareResources(dev.vgpu.dra.grpc.v1beta1.NodeUnprepareResourcesRequest.newBuilder()
+                        .addAllClaims(List.of(claims)).build());
+    }
+
+    /** A claim reference as the kubelet sends it. */
+    static Claim claim(String namespace, String name, String uid) {
+        return Claim.newBuilder().setNamespace(namespace).setName(name).setUid(uid).build();
+    }
+
+    private RegistrationGrpc.RegistrationBlockingStub registration(Path socket) {
+        return RegistrationGrpc.newBlockingStub(dial(socket)).withDeadlineAfter(45, TimeUnit.SECONDS);
+    }
+
+    private DRAPluginGrpc.DRAPluginBlockingStub v1(Path endpoint) {
+        return DRAPluginGrpc.newBlockingStub(dial(endpoint)).withDeadlineAfter(45, TimeUnit.SECONDS);
+    }
+
+    private ManagedChannel dial(Path socket) {
+        ManagedChannel channel = Grpc.newChannelBuilder("unix://" + socket, InsecureChannelCredentials.create())
+                .build();
+        channels.add(channel);
+        return channel;
+    }
+
+    @Override
+    public void close() {
+        for (ManagedChannel channel : channels) {
+            try {
+                channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+}
