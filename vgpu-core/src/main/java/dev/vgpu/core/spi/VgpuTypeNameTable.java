@@ -53,7 +53,8 @@ public record VgpuTypeNameTable(Map<String, Map<Long, String>> names) {
 
     /**
      * A resolver that asks {@code first} and adds what this table names for the card's device id where {@code first}
-     * names nothing for a type id; with nothing for the card in the table it is {@code first}'s answer unchanged. The
+     * names nothing for a type id (an unavailable {@code first} answers the table alone; a failing one stays a failure);
+     * with nothing for the card in the table it is {@code first}'s answer unchanged. The
      * card's device id is read under {@code host}'s root ({@code sys/bus/pci/devices/<pf>/device}). A catalog on the
      * card still wins over both: sources ask a resolver only for what their catalogs lack.
      *
@@ -72,12 +73,14 @@ public record VgpuTypeNameTable(Map<String, Map<Long, String>> names) {
 
     private VgpuTypeNames combine(VgpuTypeNames answer, Host host, PciAddress pf) {
         Map<Long, String> table = PciDeviceIds.of(host, pf).map(names::get).orElse(Map.of());
-        if (table.isEmpty()) {
+        if (table.isEmpty() || answer instanceof VgpuTypeNames.Failed) {
+            // A resolver that failed this time stays a failure, so the scan keeps what the card had.
             return answer;
         }
         Map<Long, String> merged = new HashMap<>(table);
-        merged.putAll(answer.names());
-        // NVML's own error (absent, or failing for this card) stays, so a type that neither names is explained.
-        return new VgpuTypeNames(merged, answer.error(), answer.failed());
+        if (answer instanceof VgpuTypeNames.Answered answered) {
+            merged.putAll(answered.names());
+        }
+        return VgpuTypeNames.of(merged);
     }
 }
