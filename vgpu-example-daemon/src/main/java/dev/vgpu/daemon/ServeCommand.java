@@ -63,6 +63,12 @@ final class ServeCommand implements Callable<Integer> {
             description = "A discovery round running longer than this fails /healthz (default: ${DEFAULT-VALUE}).")
     String scanDeadline;
 
+    @Option(names = "--unhealthy-after-failed-scans", paramLabel = "N",
+            defaultValue = "" + FailedScans.DEFAULT_LIMIT,
+            description = "This many discovery rounds in a row in which a source failed fail /healthz, so the kubelet"
+                    + " restarts the pod; 0 = never (default: ${DEFAULT-VALUE}).")
+    int failedScansLimit;
+
     @ParentCommand
     VgpuDaemon parent;
 
@@ -82,12 +88,16 @@ final class ServeCommand implements Callable<Integer> {
         Optional<Path> stateDir = scan.resolveStateDir(spec, parent.env).map(this::prepareStateDirectory);
         Optional<InetSocketAddress> metrics = metricsAddress(spec, metricsAddress, parent.env.get(METRICS_ENV));
         Duration deadline = scanDeadline(spec, scanDeadline);
+        if (failedScansLimit < 0) {
+            throw new ParameterException(spec.commandLine(), "invalid --unhealthy-after-failed-scans value "
+                    + failedScansLimit + ": a count of rounds, 0 or more (0 = never)");
+        }
         LiveConfig config = configOption.load(spec, parent.env);
         DirectoryLock lock = lockDirectory(stateDir.orElse(devicePluginDir));
         try {
             // The stop hook is in place before the first scan: a SIGTERM during start cleans up too.
             Daemon.start(new Daemon.Config(scan.hostRoot, devicePluginDir, host.loadPciIds(), interval,
-                    host, metrics, deadline, stateDir, config), daemon -> Shutdown.onStop(() -> {
+                    host, metrics, deadline, stateDir, config, failedScansLimit), daemon -> Shutdown.onStop(() -> {
                         daemon.close();
                         lock.close();
                     }));
