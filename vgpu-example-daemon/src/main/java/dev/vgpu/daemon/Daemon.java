@@ -103,8 +103,8 @@ final class Daemon implements AutoCloseable {
                 "rescan interval {} is below the {} floor; using {}", Durations.formatGo(raw),
                 Durations.formatGo(Durations.MIN_RESCAN_INTERVAL), Durations.formatGo(config.interval().period())));
         LiveConfig live = config.config();
-        LOG.info("vgpu daemon starting: host root {}, device-plugin dir {}, sources {}, {}, rescan {}, pci.ids {},"
-                + " state dir {}, configuration {}, /healthz fails after {}", config.hostRoot(), config.devicePluginDir(),
+        LOG.info("vgpu daemon {} starting: host root {}, device-plugin dir {}, sources {}, {}, rescan {}, pci.ids {},"
+                + " state dir {}, configuration {}, /healthz fails after {}", VgpuDaemon.version(), config.hostRoot(), config.devicePluginDir(),
                 sources.stream().map(DeviceSource::name).toList(), nvml.description(), config.interval().enabled()
                         ? "every " + Durations.formatGo(config.interval().period())
                         : "disabled (devices are discovered once at start)",
@@ -121,6 +121,7 @@ final class Daemon implements AutoCloseable {
         Metrics metrics = new Metrics(() -> manager.get() == null ? List.of() : manager.get().status(),
                 () -> rescans.get() == null ? Snapshot.empty() : rescans.get().current(), nvml::available,
                 Clock.systemUTC());
+        metrics.buildInfo(VgpuDaemon.version(), config.nvmlOptions().pciIdsSource());
         PluginManager plugins = PluginManager.builder().hostRoot(config.hostRoot())
                 .devicePluginDir(config.devicePluginDir()).sources(sources).observer(metrics).build();
         manager.set(plugins);
