@@ -33,6 +33,36 @@ public record Plan(List<Change> changes) {
         return names;
     }
 
+    /**
+     * The plan in words, for logs and output: {@code add nvidia.com/A (2 devices); remove nvidia.com/B}, or
+     * {@code no changes}.
+     */
+    @Override
+    public String toString() {
+        if (changes.isEmpty()) {
+            return "no changes";
+        }
+        StringBuilder out = new StringBuilder();
+        for (Change change : changes) {
+            out.append(out.length() == 0 ? "" : "; ");
+            if (change instanceof Add add) {
+                out.append("add ").append(add.resource()).append(" (").append(devices(add.next().ids().size()))
+                        .append(')');
+            } else if (change instanceof Update update) {
+                out.append("update ").append(update.resource()).append(" (").append(devices(update.next().ids().size()))
+                        .append(": +").append(update.addedIds().size()).append(" -").append(update.removedIds().size())
+                        .append(')');
+            } else {
+                out.append("remove ").append(change.resource());
+            }
+        }
+        return out.toString();
+    }
+
+    private static String devices(int count) {
+        return count + (count == 1 ? " device" : " devices");
+    }
+
     /** The result of applying this plan to a map of resources (the original is not modified). */
     public SortedMap<ResourceName, Resource> applyTo(Map<ResourceName, Resource> resources) {
         SortedMap<ResourceName, Resource> out = new TreeMap<>(resources);

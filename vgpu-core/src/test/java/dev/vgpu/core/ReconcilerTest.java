@@ -48,6 +48,16 @@ class ReconcilerTest {
     }
 
     @Test
+    void aPlanSaysItsChangesInWordsNotAsRecords() {
+        Snapshot after = snapshot(vf("0000:1b:00.4", "NVIDIA_L40S-1Q"), vf("0000:1b:00.6", "NVIDIA_L40S-2Q"),
+                vf("0000:1b:00.7", "NVIDIA_L40S-8Q"));
+
+        assertThat(Reconciler.plan(base(), after)).hasToString("remove nvidia.com/NVIDIA_L40S-4Q;"
+                + " update nvidia.com/NVIDIA_L40S-1Q (1 device: +0 -1); add nvidia.com/NVIDIA_L40S-8Q (1 device)");
+        assertThat(Reconciler.plan(base(), base())).hasToString("no changes");
+    }
+
+    @Test
     void equalSnapshotsNeedNothing() {
         assertThat(Reconciler.plan(base(), base()).isEmpty()).isTrue();
         Snapshot same = base();

@@ -171,6 +171,26 @@ record AdvertisedDevices(List<Device> devices, Map<String, DeviceHealth> health)
             return groupNodePresent && !gpuFault && identityChange.isEmpty();
         }
 
+        /**
+         * Why the device is unhealthy, in words for a log line: {@code /dev/vfio/41 is gone}, {@code its GPU reported
+         * a critical XID}, or what its source says changed; several joined by "; ".
+         *
+         * @param group the device's IOMMU group, when it has one
+         */
+        String why(java.util.Optional<String> group) {
+            List<String> reasons = new java.util.ArrayList<>();
+            if (!groupNodePresent) {
+                reasons.add(group.map(g -> "/dev/vfio/" + g).orElse("its VFIO group node") + " is gone");
+            }
+            if (gpuFault) {
+                reasons.add("its GPU reported a critical XID");
+            }
+            if (!identityChange.isEmpty()) {
+                reasons.add(identityChange);
+            }
+            return reasons.isEmpty() ? "healthy" : String.join("; ", reasons);
+        }
+
         DeviceHealth withGroupNodePresent(boolean present) {
             return new DeviceHealth(present, gpuFault, identityChange);
         }

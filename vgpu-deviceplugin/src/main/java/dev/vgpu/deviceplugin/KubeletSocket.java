@@ -13,7 +13,8 @@ import org.slf4j.LoggerFactory;
  * The one memory of the kubelet's registration socket: which {@code kubelet.sock} this manager knows, numbered by
  * generation. A restarted kubelet makes a new socket file (a new inode or time); the first look that finds one
  * replacing a known socket is the kubelet restart, logged and reported once. Registrations remember only the
- * generation they reached (docs/ARCHITECTURE.md, "Where a kubelet restart happens").
+ * generation they reached (docs/ARCHITECTURE.md, "Where a kubelet restart happens"). A socket that disappears is one
+ * WARN, and its return one INFO, however many looks fall in between.
  *
  * <p>Threads: owned by the manager's context; {@link #read} is a plain stat that any thread may run.
  */
@@ -37,6 +38,8 @@ final class KubeletSocket {
     private final PluginObserver observer;
     private Optional<Identity> known = Optional.empty();
     private int generation = NONE;
+    /** True from a look that found the known socket gone until one finds a socket again (one WARN, one INFO). */
+    private boolean gone;
 
     KubeletSocket(Path path, PluginObserver observer) {
         this.path = path;
@@ -69,7 +72,16 @@ final class KubeletSocket {
      */
     int seen(Optional<Identity> now) {
         if (now.isEmpty()) {
+            if (known.isPresent() && !gone) {
+                gone = true;
+                LOG.warn("The kubelet's socket {} is gone: the kubelet is down or restarting; the resources stay"
+                        + " served and register again once it is back", path);
+            }
             return NONE;
+        }
+        if (gone) {
+            gone = false;
+            LOG.info("The kubelet's socket {} is back", path);
         }
         if (!now.equals(known)) {
             if (known.isPresent()) {

@@ -318,9 +318,9 @@ final class ResourcePlugin {
             if (next.isHealthy(id)) {
                 LOG.info("Device {} of {} is healthy again", id, name);
             } else {
-                AdvertisedDevices.DeviceHealth health = next.health().get(id);
-                LOG.warn("Device {} of {} is unhealthy: {}", id, name, !health.identityChange().isEmpty()
-                        ? health.identityChange() : health);
+                Optional<String> group = next.devices().stream().filter(d -> d.id().equals(id)).findFirst()
+                        .flatMap(Device::iommuGroup);
+                LOG.warn("Device {} of {} is unhealthy: {}", id, name, next.health().get(id).why(group));
             }
         }
         streams.publish(next.toResponse());

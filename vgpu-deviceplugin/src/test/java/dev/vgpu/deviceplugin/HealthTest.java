@@ -47,6 +47,27 @@ class HealthTest {
     }
 
     @Test
+    void anUnhealthyDeviceIsLoggedInWordsNotAsARecord() {
+        try (Harness h = Harness.watchOnly(tmp)) {
+            h.host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).create();
+            h.host.addGroupNode(41);
+            h.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
+            h.await(k -> health(k, H200.fullName()).equals(Map.of("0000:41:00.0", true)));
+
+            String log = CapturedStderr.of(() -> {
+                h.host.removeGroupNode(41);
+                h.await(k -> health(k, H200.fullName()).equals(Map.of("0000:41:00.0", false)));
+            });
+
+            assertThat(log).contains("Device 0000:41:00.0 of " + H200.fullName() + " is unhealthy: /dev/vfio/41 is gone")
+                    .doesNotContain("DeviceHealth[");
+        }
+        assertThat(new AdvertisedDevices.DeviceHealth(false, true, "it was vGPU type 1152 and is now 1155")
+                .why(java.util.Optional.of("7"))).isEqualTo("/dev/vfio/7 is gone; its GPU reported a critical XID;"
+                        + " it was vGPU type 1152 and is now 1155");
+    }
+
+    @Test
     void thePeriodicCheckFindsNodesThatNoWatchReported() {
         try (Harness h = Harness.start(tmp)) {
             h.host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).create();

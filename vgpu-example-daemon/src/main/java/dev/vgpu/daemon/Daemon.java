@@ -47,10 +47,19 @@ final class Daemon implements AutoCloseable {
      * @param scanDeadline    a round running longer than this fails the liveness probe
      * @param stateDir        where sources keep what they learned across restarts; empty = in memory only
      * @param config          the configuration file in force (renames, exclusions, type names, XID policy)
+     * @param failedScansLimit this many failed discovery rounds in a row fail the liveness probe; 0 = never
      */
     record Config(Path hostRoot, Path devicePluginDir, PciIds pciIds, RescanInterval interval, HostOptions nvmlOptions,
                   Optional<InetSocketAddress> metricsAddress, Duration scanDeadline, Optional<Path> stateDir,
-                  LiveConfig config) {
+                  LiveConfig config, int failedScansLimit) {
+
+        /** With the default limit of failed scans. */
+        Config(Path hostRoot, Path devicePluginDir, PciIds pciIds, RescanInterval interval, HostOptions nvmlOptions,
+               Optional<InetSocketAddress> metricsAddress, Duration scanDeadline, Optional<Path> stateDir,
+               LiveConfig config) {
+            this(hostRoot, devicePluginDir, pciIds, interval, nvmlOptions, metricsAddress, scanDeadline, stateDir,
+                    config, FailedScans.DEFAULT_LIMIT);
+        }
 
         /** Without a configuration file. */
         Config(Path hostRoot, Path devicePluginDir, PciIds pciIds, RescanInterval interval, HostOptions nvmlOptions,
@@ -94,13 +103,15 @@ final class Daemon implements AutoCloseable {
                 "rescan interval {} is below the {} floor; using {}", Durations.formatGo(raw),
                 Durations.formatGo(Durations.MIN_RESCAN_INTERVAL), Durations.formatGo(config.interval().period())));
         LiveConfig live = config.config();
-        LOG.info("vgpu daemon starting: host root {}, device-plugin dir {}, sources {}, {}, rescan {}, pci.ids {},"
-                + " state dir {}, configuration {}", config.hostRoot(), config.devicePluginDir(),
+        LOG.info("vgpu daemon {} starting: host root {}, device-plugin dir {}, sources {}, {}, rescan {}, pci.ids {},"
+                + " state dir {}, configuration {}, /healthz fails after {}", VgpuDaemon.version(), config.hostRoot(), config.devicePluginDir(),
                 sources.stream().map(DeviceSource::name).toList(), nvml.description(), config.interval().enabled()
                         ? "every " + Durations.formatGo(config.interval().period())
                         : "disabled (devices are discovered once at start)",
                 config.nvmlOptions().describePciIds(), config.stateDir().map(Path::toString)
-                        .orElse("off (learned profile names are lost at a restart)"), live.describe());
+                        .orElse("off (learned profile names are lost at a restart)"), live.describe(),
+                config.failedScansLimit() == 0 ? "no number of failed scans"
+                        : config.failedScansLimit() + " failed scans in a row");
         Host host = new Host(config.hostRoot(), config.pciIds(),
                 live.resolverAfter(nvml.vgpuTypeResolver(), Host.of(config.hostRoot())));
         Scanner scanner = new Scanner(config.stateDir().map(host::withStateDirectory).orElse(host), sources,
@@ -110,13 +121,15 @@ final class Daemon implements AutoCloseable {
         Metrics metrics = new Metrics(() -> manager.get() == null ? List.of() : manager.get().status(),
                 () -> rescans.get() == null ? Snapshot.empty() : rescans.get().current(), nvml::available,
                 Clock.systemUTC());
+        metrics.buildInfo(VgpuDaemon.version(), config.nvmlOptions().pciIdsSource());
         PluginManager plugins = PluginManager.builder().hostRoot(config.hostRoot())
                 .devicePluginDir(config.devicePluginDir()).sources(sources).observer(metrics).build();
         manager.set(plugins);
         // The first scan runs on the loop's thread too, so the liveness probe sees it if it hangs.
         // NVML is retried before every round while it is down, and the configuration read again when SIGHUP asked.
+        FailedScans failedScans = new FailedScans(metrics, config.failedScansLimit());
         RescanLoop loop = new RescanLoop(scanner, plugins, config.interval().enabled()
-                ? config.interval().period() : Durations.MIN_RESCAN_INTERVAL, Snapshot.empty(), metrics, () -> {
+                ? config.interval().period() : Durations.MIN_RESCAN_INTERVAL, Snapshot.empty(), failedScans, () -> {
                     live.reloadIfRequested(); // a SIGHUP's new configuration applies from this round on
                     nvml.retry();
                 });
@@ -124,7 +137,8 @@ final class Daemon implements AutoCloseable {
         Optional<OpsServer> ops;
         try {
             ops = config.metricsAddress().isEmpty() ? Optional.empty() : Optional.of(OpsServer.start(
-                    config.metricsAddress().get(), metrics, () -> liveness(loop, plugins, config.scanDeadline()),
+                    config.metricsAddress().get(), metrics,
+                    () -> liveness(loop, plugins, config.scanDeadline(), failedScans),
                     () -> readiness(plugins)));
         } catch (java.io.IOException e) {
             loop.close();
@@ -176,11 +190,12 @@ final class Daemon implements AutoCloseable {
     }
 
     /**
-     * Why the daemon is not live: a round stuck past its deadline, a plugin that cannot serve, or a gRPC transport
-     * that lost a call to a JVM error (docs/RELIABILITY.md, "The gRPC servers").
+     * Why the daemon is not live: a round stuck past its deadline, too many failed rounds in a row, a plugin that
+     * cannot serve, or a gRPC transport that lost a call to a JVM error (docs/RELIABILITY.md, "The gRPC servers").
      */
-    static List<String> liveness(RescanLoop loop, PluginManager plugins, Duration deadline) {
+    static List<String> liveness(RescanLoop loop, PluginManager plugins, Duration deadline, FailedScans failedScans) {
         List<String> problems = new ArrayList<>();
+        failedScans.problem().ifPresent(problems::add);
         loop.runningFor().filter(running -> running.compareTo(deadline) > 0).ifPresent(running -> problems.add(
                 "a discovery round has been running for " + Durations.formatGo(running.truncatedTo(
                         java.time.temporal.ChronoUnit.SECONDS)) + ", longer than its deadline "

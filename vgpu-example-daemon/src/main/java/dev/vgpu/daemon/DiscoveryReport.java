@@ -111,8 +111,16 @@ final class DiscoveryReport {
         out.append('"');
     }
 
-    /** A fixed-width table for people, then the skipped devices with their reasons. */
+    /** A fixed-width table for people, then the skipped devices with their reasons (no failures, no summary). */
     static String table(Snapshot snapshot) {
+        return table(snapshot, Map.of(), null);
+    }
+
+    /**
+     * A fixed-width table for people, the counts, {@code summary} (when not null), the sources that failed with why,
+     * then the skipped devices with their reasons.
+     */
+    static String table(Snapshot snapshot, Map<String, String> failures, String summary) {
         List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"RESOURCE", "SOURCE", "DEVICE", "NUMA", "IOMMU", "PARENT"});
         for (Resource resource : snapshot.resources().values()) {
@@ -140,12 +148,18 @@ final class DiscoveryReport {
             out.append(line.toString().stripTrailing()).append('\n');
         }
         if (snapshot.resources().isEmpty()) {
-            out.append("(no devices to advertise)\n");
+            out.append(failures.isEmpty() ? "(no devices to advertise)\n"
+                    : "(no devices to advertise: the scan failed, see below)\n");
         }
         out.append(snapshot.resources().size()).append(" resources, ").append(snapshot.deviceCount())
                 .append(" devices, ").append(snapshot.skippedCount()).append(" skipped")
                 .append(snapshot.skippedCount() > snapshot.skipped().size()
                         ? " (" + snapshot.skipped().size() + " listed)" : "").append('\n');
+        if (summary != null) {
+            out.append(summary).append('\n');
+        }
+        failures.forEach((source, why) -> out.append("failed: source ").append(source).append(": ").append(why)
+                .append('\n'));
         for (Skipped skip : snapshot.skipped()) {
             out.append("skipped ").append(skip.id()).append(" (").append(skip.source()).append("): ")
                     .append(skip.reason()).append('\n');

@@ -103,6 +103,11 @@ final class HostOptions {
         return pciIdsInUse == null ? "not loaded" : pciIdsInUse.toString();
     }
 
+    /** Where the names of the last {@link #loadPciIds()} came from and its version, without the count of names. */
+    String pciIdsSource() {
+        return pciIdsInUse == null ? "not loaded" : pciIdsInUse.description();
+    }
+
     void useSources(List<DeviceSource> chosen) {
         sources = List.copyOf(chosen);
     }

@@ -52,6 +52,7 @@ final class Metrics implements PluginObserver, ScanObserver {
     private final Gauge lastSuccess;
     private final Counter rescanRequests;
     private final Counter xids;
+    private final Gauge buildInfo;
 
     /**
      * Registers every metric.
@@ -98,6 +99,9 @@ final class Metrics implements PluginObserver, ScanObserver {
         xids = Counter.builder().name("vgpu_xid_events_total")
                 .help("Critical XID events reported by NVML, by XID and physical GPU").labelNames("xid", "gpu")
                 .register(registry);
+        buildInfo = Gauge.builder().name("vgpu_build_info")
+                .help("Always 1: the daemon's version and the pci.ids database its resource names come from")
+                .labelNames("version", "pciids").register(registry);
         scans.labelValues("ok");
         scans.labelValues("failed");
         GaugeWithCallback.builder().name("vgpu_devices").help("Advertised devices by resource and health")
@@ -180,6 +184,11 @@ final class Metrics implements PluginObserver, ScanObserver {
     public void roundFailed(Duration took, Throwable error) {
         scanDuration.observe(seconds(took));
         scans.labelValues("failed").inc();
+    }
+
+    /** Says which build runs with which pci.ids ({@code vgpu_build_info}); called once at start. */
+    void buildInfo(String version, String pciIds) {
+        buildInfo.labelValues(version, pciIds).set(1);
     }
 
     /** A rescan was asked for out of schedule. */

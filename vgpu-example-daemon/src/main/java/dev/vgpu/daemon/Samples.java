@@ -132,7 +132,7 @@ final class Samples {
         t.passthroughGpu("0000:c1:00.0", 0x2331).iommuGroup(97).numa(1).vfioCdev("vfio7").create();
         t.passthroughGpu("0009:01:00.0", 0x2335).driver("nvgrace_gpu_vfio_pci").iommuGroup(12).vfioCdev("vfio9")
                 .create();
-        // On the nvidia driver without VFs: a host GPU, never advertised.
+        // On the nvidia driver without VFs: never advertised, skipped saying to bind it to vfio-pci.
         t.nvidiaGpu("0000:e1:00.0", 0x26b9).iommuGroup(120).numa(1).create();
         t.function("0000:3b:00.0", 0x15b3, 0x101d).driver("mlx5_core").iommuGroup(30).numa(0).create();
         t.iommufd().egm(4, "0009:01:00.0");

@@ -63,6 +63,19 @@ final class ServeCommand implements Callable<Integer> {
             description = "A discovery round running longer than this fails /healthz (default: ${DEFAULT-VALUE}).")
     String scanDeadline;
 
+    @Option(names = "--sample", paramLabel = "NAME",
+            description = "Serve a sample host bundled in the jar instead of --host-root, written to a temporary"
+                    + " directory that is deleted at exit, to try serve, its metrics, probes and SIGHUP without a GPU:"
+                    + " ${COMPLETION-CANDIDATES}.",
+            completionCandidates = Samples.Names.class)
+    String sample;
+
+    @Option(names = "--unhealthy-after-failed-scans", paramLabel = "N",
+            defaultValue = "" + FailedScans.DEFAULT_LIMIT,
+            description = "This many discovery rounds in a row in which a source failed fail /healthz, so the kubelet"
+                    + " restarts the pod; 0 = never (default: ${DEFAULT-VALUE}).")
+    int failedScansLimit;
+
     @ParentCommand
     VgpuDaemon parent;
 
@@ -73,7 +86,12 @@ final class ServeCommand implements Callable<Integer> {
     public Integer call() {
         RescanInterval interval = rescanInterval(spec, rescanInterval, parent.env.get(RESCAN_ENV));
         host.requireNamedFiles(spec);
-        requireDirectory(spec, "--host-root", scan.hostRoot);
+        if (sample != null && spec.commandLine().getParseResult().hasMatchedOption("--host-root")) {
+            throw new ParameterException(spec.commandLine(), "--sample and --host-root: give one of them");
+        }
+        if (sample == null) {
+            requireDirectory(spec, "--host-root", scan.hostRoot);
+        }
         if (!Files.isDirectory(devicePluginDir)) {
             throw new Refusal(spec.commandLine(), "--device-plugin-dir " + devicePluginDir
                     + " is not a directory (is the kubelet's device-plugins directory mounted?)");
@@ -82,21 +100,43 @@ final class ServeCommand implements Callable<Integer> {
         Optional<Path> stateDir = scan.resolveStateDir(spec, parent.env).map(this::prepareStateDirectory);
         Optional<InetSocketAddress> metrics = metricsAddress(spec, metricsAddress, parent.env.get(METRICS_ENV));
         Duration deadline = scanDeadline(spec, scanDeadline);
+        if (failedScansLimit < 0) {
+            throw new ParameterException(spec.commandLine(), "invalid --unhealthy-after-failed-scans value "
+                    + failedScansLimit + ": a count of rounds, 0 or more (0 = never)");
+        }
         LiveConfig config = configOption.load(spec, parent.env);
         DirectoryLock lock = lockDirectory(stateDir.orElse(devicePluginDir));
+        Samples.Materialized tree = null;
         try {
+            tree = sample == null ? null : Samples.materialize(spec.commandLine(), sample);
+            Samples.Materialized written = tree;
+            Path hostRoot = tree == null ? scan.hostRoot : tree.root();
             // The stop hook is in place before the first scan: a SIGTERM during start cleans up too.
-            Daemon.start(new Daemon.Config(scan.hostRoot, devicePluginDir, host.loadPciIds(), interval,
-                    host, metrics, deadline, stateDir, config), daemon -> Shutdown.onStop(() -> {
+            Daemon.start(new Daemon.Config(hostRoot, devicePluginDir, tree == null ? host.loadPciIds()
+                    : Samples.pciIdsFor(host), interval, host, metrics, deadline, stateDir, config, failedScansLimit),
+                    daemon -> Shutdown.onStop(() -> {
                         daemon.close();
                         lock.close();
+                        if (written != null) {
+                            written.close();
+                        }
                     }));
+        } catch (java.io.IOException e) {
+            lock.close();
+            throw new Refusal(spec.commandLine(), "--sample " + sample + ": cannot write the sample host: "
+                    + e.getMessage());
         } catch (java.io.UncheckedIOException e) {
             lock.close();
+            if (tree != null) {
+                tree.close();
+            }
             throw new Refusal(spec.commandLine(), e.getMessage() + " (choose another --metrics-address,"
                     + " or an empty one to turn metrics off)");
         } catch (RuntimeException | Error e) {
             lock.close();
+            if (tree != null) {
+                tree.close();
+            }
             throw e;
         }
         return KEEP_RUNNING;

@@ -105,6 +105,12 @@ public final class VgpuDaemon implements Runnable {
         throw new IllegalStateException("unreachable: serve is the default subcommand");
     }
 
+    /** The project version from the jar manifest, or "(development build)" when run from classes. */
+    static String version() {
+        String v = VgpuDaemon.class.getPackage().getImplementationVersion();
+        return v == null ? "(development build)" : v;
+    }
+
     /**
      * {@code --version}: the project version from the jar manifest ({@code Implementation-Version}; "development
      * build" when run from classes), the bundled pci.ids version and the Java runtime.
@@ -112,9 +118,8 @@ public final class VgpuDaemon implements Runnable {
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            String v = VgpuDaemon.class.getPackage().getImplementationVersion();
             return new String[] {
-                "vgpu-daemon " + (v == null ? "(development build)" : v),
+                "vgpu-daemon " + version(),
                 "pci.ids: bundled NVIDIA section version " + PciIdsDatabase.bundledVersion()
                         + " (the upstream plugin's names, plus the ids only the newer database knows; used when"
                         + " --pci-ids is not given and no system pci.ids is found)",

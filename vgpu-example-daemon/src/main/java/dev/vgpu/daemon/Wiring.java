@@ -27,19 +27,19 @@ final class Wiring {
      *
      * @throws IllegalArgumentException when the host root is not a directory
      */
-    static Snapshot scanOnce(HostOptions options, Path hostRoot, PciIds pciIds) {
+    static Scanner.Result scanOnce(HostOptions options, Path hostRoot, PciIds pciIds) {
         return scanOnce(options, hostRoot, pciIds, Optional.empty(), LiveConfig.none());
     }
 
     /**
-     * Scans a host once; a state directory is only read ({@link StateDirectory#forReading}), so that this shows what
+     * Scans a host once (the snapshot, and the sources that failed with why in words); a state directory is only read ({@link StateDirectory#forReading}), so that this shows what
      * a restarted daemon would advertise without changing what the daemon keeps there.
      *
      * The configuration's rules and type names apply as in {@code serve}.
      *
      * @throws IllegalArgumentException when the host root is not a directory
      */
-    static Snapshot scanOnce(HostOptions options, Path hostRoot, PciIds pciIds, Optional<Path> stateDir,
+    static Scanner.Result scanOnce(HostOptions options, Path hostRoot, PciIds pciIds, Optional<Path> stateDir,
                              LiveConfig config) {
         if (!Files.isDirectory(hostRoot)) {
             throw new IllegalArgumentException("host root " + hostRoot + " is not a directory");
@@ -51,7 +51,7 @@ final class Wiring {
                     stateDir.map(dir -> dir + " (read only)").orElse("off"), config.describe());
             Host host = new Host(hostRoot, pciIds, config.resolverAfter(nvml.vgpuTypeResolver(), Host.of(hostRoot)));
             return new Scanner(stateDir.map(dir -> host.withStateDirectory(StateDirectory.forReading(dir)))
-                    .orElse(host), sources, config::rules).scan(Snapshot.empty());
+                    .orElse(host), sources, config::rules).run(Snapshot.empty());
         }
     }
 }

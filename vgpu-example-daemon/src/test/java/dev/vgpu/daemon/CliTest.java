@@ -82,9 +82,13 @@ class CliTest {
         grace.forEach(n -> names.add(n.get("resource").asText()));
         // the H100's audio function shares its IOMMU group: handed over with the GPU, not advertised on its own
         assertThat(names).containsExactly("nvidia.com/GH100_H100_PCIE", "nvidia.com/GH100_H200_SXM_141GB");
-        assertThat(passthrough.get("skipped")).hasSize(1);
+        assertThat(passthrough.get("skipped")).hasSize(2);
         assertThat(passthrough.get("skipped").get(0).get("id").asText()).isEqualTo("0000:41:00.1");
         assertThat(passthrough.get("skipped").get(0).get("reason").asText()).contains("advertised as 0000:41:00.0");
+        // the L40S left on the nvidia driver: one skip, naming the driver and the fix
+        assertThat(passthrough.get("skipped").get(1).get("id").asText()).isEqualTo("0000:e1:00.0");
+        assertThat(passthrough.get("skipped").get(1).get("reason").asText()).contains("bound to nvidia",
+                "bind it to vfio-pci");
         assertThat(grace.get(1).get("devices").get(0).has("numaNode")).as("numa_node -1 is omitted").isFalse();
     }
 
@@ -196,10 +200,34 @@ class CliTest {
     }
 
     @Test
-    void discoverOnAnEmptyHostSaysSo() {
+    void discoverOnAHostRootWithoutSysFailsWithExitOneSayingWhyInWords() {
+        Result r = run("discover", "--host-root", tmp.toString(), "--no-nvml");
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.out()).contains("the scan failed", "failed: source passthrough: ",
+                "sys/bus/pci/devices is missing under the host root " + tmp,
+                "no PCI functions listed (sys/bus/pci/devices cannot be read), 0 advertised, 0 skipped");
+        assertThat(r.out() + r.err()).as("no Java class names").doesNotContain("SharedRead", "Exception", "$");
+
+        Result json = run("discover", "--host-root", tmp.toString(), "--no-nvml", "--format", "json");
+        assertThat(json.code()).isEqualTo(1);
+        assertThat(json.out().strip()).startsWith("{").endsWith("}");
+        assertThat(json.err()).contains("discover: source vendor-vfio failed: ");
+    }
+
+    @Test
+    void discoverOnAHostWithoutNvidiaFunctionsSaysWhatItSaw() {
+        SysfsTree host = SysfsTree.at(tmp);
+        host.function("0000:00:1f.0", 0x8086, 0x7a84).driver("lpc_ich").create();
+        host.function("0000:3b:00.0", 0x15b3, 0x101d).driver("mlx5_core").create();
+
         Result r = run("discover", "--host-root", tmp.toString(), "--no-nvml");
         assertThat(r.code()).isZero();
-        assertThat(r.out()).contains("(no devices to advertise)", "0 resources, 0 devices, 0 skipped");
+        assertThat(r.out()).contains("(no devices to advertise)", "0 resources, 0 devices, 0 skipped",
+                "2 PCI functions, 0 NVIDIA, 0 advertised, 0 skipped");
+
+        Result json = run("discover", "--host-root", tmp.toString(), "--no-nvml", "--format", "json");
+        assertThat(json.out()).doesNotContain("PCI functions");
+        assertThat(json.err()).contains("2 PCI functions, 0 NVIDIA, 0 advertised, 0 skipped");
     }
 
     @Test

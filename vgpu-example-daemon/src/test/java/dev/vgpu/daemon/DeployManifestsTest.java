@@ -125,6 +125,19 @@ class DeployManifestsTest {
     }
 
     @Test
+    void bothOverlaysRunTheImageTheBaseNamesOnceTaggedWithTheProjectVersion() throws IOException {
+        for (String overlay : rendered.keySet()) {
+            assertThat(container(daemonSet(overlay)).get("image").asText()).as(overlay)
+                    .isEqualTo("vgpu-device-plugin:" + System.getProperty("vgpu.version"));
+        }
+        Path base = Path.of("").toAbsolutePath().getParent().resolve("deploy/base");
+        assertThat(Files.readString(base.resolve("daemonset.yaml"))).as("no tag outside the images entry")
+                .contains("image: vgpu-device-plugin ").doesNotContain("image: vgpu-device-plugin:");
+        assertThat(Files.readString(base.resolve("kustomization.yaml"))).containsOnlyOnce("- name: vgpu-device-plugin")
+                .contains("newTag: " + System.getProperty("vgpu.version"));
+    }
+
+    @Test
     void theOverlaysHaveDistinctNamesAndSelectorsThatMatchTheirOwnPodsOnly() {
         JsonNode plain = daemonSet("default");
         JsonNode nvml = daemonSet("nvml");

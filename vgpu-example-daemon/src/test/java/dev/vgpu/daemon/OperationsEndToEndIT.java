@@ -115,6 +115,11 @@ class OperationsEndToEndIT {
                 assertThat(m.get("vgpu_scan_last_success_timestamp_seconds").get(Map.of())).isPositive();
                 assertThat(m.get("vgpu_rescan_requests_total")).containsEntry(Map.of(), 1.0);
                 assertThat(m.get("vgpu_nvml_available")).containsEntry(Map.of(), 0.0);
+                Map<Map<String, String>, Double> buildInfo = m.get("vgpu_build_info");
+                assertThat(buildInfo).hasSize(1).containsValue(1.0);
+                assertThat(buildInfo.keySet().iterator().next())
+                        .containsEntry("version", System.getProperty("vgpu.version")).containsKey("pciids");
+                assertThat(daemon.output()).contains("vgpu daemon " + System.getProperty("vgpu.version") + " starting");
                 assertThat(m.get("vgpu_skipped_devices")).isNull();
 
                 // A scan held past its 1 s deadline fails liveness, and passes again once it finishes.

@@ -200,14 +200,25 @@ public final class VendorVfioSource implements DeviceSource {
             if (Files.exists(dir.resolve("sriov_totalvfs"))) {
                 state.cards.add(PciAddress.parse(bdf));
                 mergeCatalog(PciAddress.parse(bdf), bdf, dir, state);
-                state.scan.ignore(bdf, "a physical function is never advertised");
+                if (vfsDisabled(dir, state)) {
+                    state.scan.skip(bdf, bound(bdf) + ": an SR-IOV physical function with no VFs enabled, so"
+                            + " nothing on it can be advertised: enable its VFs for vGPUs"
+                            + " (/usr/lib/nvidia/sriov-manage -e " + bdf + ") or bind it to vfio-pci for passthrough");
+                } else {
+                    state.scan.ignore(bdf, "a physical function is never advertised");
+                }
             } else if (Files.exists(dir.resolve(CURRENT_TYPE))) {
                 state.scan.skip(bdf, bdf + " (bound to nvidia) has " + CURRENT_TYPE
                         + " but neither a physfn link nor sriov_totalvfs, so its physical GPU is unknown");
             } else if (!Files.isDirectory(dir)) {
                 throw e;
+            } else if (Files.isDirectory(dir.resolve("mdev_supported_types"))) {
+                state.scan.ignore(bdf, "an mdev parent: the mdev source advertises its mdevs");
             } else {
-                state.scan.ignore(bdf, "neither an SR-IOV PF nor a VF, and not vGPU capable");
+                // A whole GPU left on the nvidia driver: the usual reason a GPU is missing (README, "Troubleshooting").
+                state.scan.skip(bdf, bound(bdf) + ": a GPU on the nvidia driver without SR-IOV VFs or mdev types"
+                        + " is not advertised: bind it to vfio-pci for passthrough"
+                        + " (driverctl set-override " + bdf + " vfio-pci)");
             }
             return null;
         }
@@ -222,6 +233,15 @@ public final class VendorVfioSource implements DeviceSource {
             state.cards.add(pf);
         }
         return pf;
+    }
+
+    /** True when the PF says it has no VFs enabled ({@code sriov_numvfs} is 0); unreadable counts as enabled. */
+    private static boolean vfsDisabled(Path dir, ScanState state) {
+        try {
+            return "0".equals(SysfsFiles.readStripped(dir, "sriov_numvfs", state.host.scanScope()));
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     private static void inspectVf(String bdf, Path dir, PciAddress pf, String vendor, ScanState state)

@@ -64,6 +64,20 @@ abstract class VendorVfioContract extends SourceTestBase {
     }
 
     @Test
+    void aPfWithItsVfsDisabledIsOneSkipSayingHowToEnableThemOrBindItToVfio() {
+        tree.sriovCard("0000:1b:00.0", 0x2335).virtualFunctions(0, 100).totalVfs(16).catalog(H200).create();
+
+        for (var source : List.of(PASSTHROUGH, MDEV)) {
+            assertThat(scan(source).skipped()).isEmpty();
+        }
+        Discovery found = scan(VENDOR);
+        assertThat(found.devices()).isEmpty();
+        assertThat(skips(found)).containsOnlyKeys("0000:1b:00.0");
+        assertThat(skips(found).get("0000:1b:00.0")).contains("bound to nvidia", "no VFs enabled",
+                "sriov-manage -e 0000:1b:00.0", "vfio-pci");
+    }
+
+    @Test
     void unconfiguredVfsAreNeitherAdvertisedNorSkipped() {
         tree.sriovCard("0000:1b:00.0", 0x2335).virtualFunctions(4, 100).catalog(H200).create();
         tree.configureVf("0000:1b:00.5", 1428).writeAttribute("0000:1b:00.6", "nvidia/current_vgpu_type", "\n");

@@ -3,11 +3,16 @@ package dev.vgpu.core.spi;
 import dev.vgpu.core.DeviceRules;
 import dev.vgpu.core.PciIds;
 import dev.vgpu.core.Snapshot;
+import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,8 +29,13 @@ import org.slf4j.LoggerFactory;
  * Each scan gets a fresh {@link Host}: a new {@link ScanScope} shared by every source of that scan, and a
  * memoizing view of the vGPU type resolver, so each physical GPU is asked at most once per scan.
  *
- * <p>Stateless apart from its configuration; {@link #scan} may be called from any thread, and callers that feed a
- * {@link dev.vgpu.core.RescanLoop} let its thread make every scan after the first.
+ * <p>Logs state changes, not rounds (docs/RELIABILITY.md): one WARN when a source starts failing (or fails for
+ * another reason), one INFO when it answers again; a source that goes on failing for the same reason is DEBUG.
+ * Reasons are in words ({@link #inWords(Throwable)}), never an exception's class name.
+ *
+ * <p>Stateless apart from its configuration and that memory of failing sources (a concurrent map); {@link #scan}
+ * may be called from any thread, and callers that feed a {@link dev.vgpu.core.RescanLoop} let its thread make every
+ * scan after the first.
  */
 public final class Scanner {
 
@@ -40,6 +50,11 @@ public final class Scanner {
     private static final int MAX_EXPECTED_SCOPE_KEYS = 1 << 16;
     /** About how many keys the last scan's scope held: sizes the next one's (a hint; racing scans may lose one). */
     private volatile int expectedScopeKeys = 16;
+    /** Source name → why it failed and in how many scans in a row; present only while it fails. */
+    private final Map<String, Failing> failing = new ConcurrentHashMap<>();
+
+    private record Failing(String reason, long scans) {
+    }
 
     /**
      * A scanner of the host under {@code hostRoot}.
@@ -125,6 +140,50 @@ public final class Scanner {
         return run(previous).snapshot();
     }
 
+    private void failed(String source, String reason, int kept) {
+        Failing before = failing.get(source);
+        failing.put(source, new Failing(reason, before == null ? 1 : before.scans() + 1));
+        if (before == null || !before.reason().equals(reason)) {
+            LOG.warn("source {} is failing: {}; its {} devices from the last good scan stay advertised, and every scan"
+                    + " tries it again", source, reason, kept);
+        } else {
+            LOG.debug("source {} still failing ({} scans in a row): {}", source, before.scans() + 1, reason);
+        }
+    }
+
+    private void recovered(String source) {
+        Failing before = failing.remove(source);
+        if (before != null) {
+            LOG.info("source {} answers again after {} failed {}", source, before.scans(),
+                    before.scans() == 1 ? "scan" : "scans in a row");
+        }
+    }
+
+    /**
+     * Why something failed, in words for an operator: a file error says which file and what is wrong with it; no
+     * exception class names, except for the unexpected (a bug, which its class helps to find).
+     *
+     * @param e what a source threw
+     * @return the reason, never empty
+     */
+    public static String inWords(Throwable e) {
+        String message = e.getMessage() == null || e.getMessage().isBlank() ? null : e.getMessage();
+        if (e instanceof FileSystemException fs && fs.getReason() == null && fs.getFile() != null) {
+            String file = fs.getFile() + (fs.getOtherFile() == null ? "" : " -> " + fs.getOtherFile());
+            if (e instanceof NoSuchFileException) {
+                return file + " is missing";
+            }
+            if (e instanceof AccessDeniedException) {
+                return file + ": permission denied";
+            }
+            return file + ": cannot be read";
+        }
+        if (e instanceof IOException) {
+            return message == null ? "an I/O error without a message" : message;
+        }
+        return "an unexpected error (" + e.getClass().getSimpleName() + (message == null ? "" : ": " + message) + ")";
+    }
+
     /**
      * What one scan produced, and which sources failed in it.
      *
@@ -156,24 +215,30 @@ public final class Scanner {
         DeviceRules rulesNow = Objects.requireNonNull(rules.get(), "device rules");
         Snapshot.Builder next = Snapshot.builder();
         for (DeviceSource source : sources) {
-            Discovery discovery;
+            Discovery discovery = null;
+            String failure = null;
             try {
                 discovery = rulesNow.apply(source.discover(host), device -> PciDeviceIds.of(host, device));
                 LOG.debug("source {} found {} devices, skipped {}", source.name(), discovery.devices().size(),
                         discovery.skipped().size());
             } catch (Exception | LinkageError e) {
-                failures.put(source.name(), e.toString());
-                discovery = previous.discoveryOf(source.name());
-                LOG.error("source {} failed, keeping its {} previously discovered devices for this round: {}",
-                        source.name(), discovery.devices().size(), e.toString());
+                failure = inWords(e);
+                LOG.debug("source {} failed", source.name(), e);
             }
-            try {
-                next.add(source.name(), discovery);
-            } catch (IllegalArgumentException e) {
-                failures.put(source.name(), e.getMessage());
-                LOG.error("source {} returned inconsistent devices, keeping its previous ones: {}", source.name(),
-                        e.getMessage());
-                next.add(source.name(), previous.discoveryOf(source.name()));
+            if (failure == null) {
+                try {
+                    next.add(source.name(), discovery);
+                } catch (IllegalArgumentException e) {
+                    failure = "it returned inconsistent devices: " + e.getMessage();
+                }
+            }
+            if (failure == null) {
+                recovered(source.name());
+            } else {
+                Discovery kept = previous.discoveryOf(source.name());
+                next.add(source.name(), kept);
+                failures.put(source.name(), failure);
+                failed(source.name(), failure, kept.devices().size());
             }
         }
         expectedScopeKeys = Math.min(scope.size() + scope.size() / 8 + 16, MAX_EXPECTED_SCOPE_KEYS);

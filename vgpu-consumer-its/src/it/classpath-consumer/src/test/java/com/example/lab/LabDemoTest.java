@@ -1,43 +1,49 @@
 package com.example.lab;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import dev.vgpu.core.Plan;
 import dev.vgpu.core.RescanLoop;
 import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.DeviceSources;
 import dev.vgpu.core.spi.Scanner;
 import dev.vgpu.deviceplugin.PluginManager;
 import dev.vgpu.deviceplugin.kubelet.Allocation;
 import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
 import dev.vgpu.testing.SysfsTree;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Scans a fake host, serves it to a stand-in kubelet, allocates a GPU, then rescans after a GPU appears. */
-public final class LabDemo {
+class LabDemoTest {
     private static final String RESOURCE = "nvidia.com/LAB_GPU";
 
-    public static void main(String[] args) throws Exception {
-        Path tmp = Files.createTempDirectory("lab-demo");
+    @Test
+    void scanServeAllocateRescan(@TempDir Path tmp) throws Exception {
         SysfsTree host = SysfsTree.at(tmp.resolve("host"));
         host.function("0000:65:00.0", 0x10de, 0x2331).driver("lab-vfio").iommuGroup(7).create();
         host.addGroupNode(7).writeFile("etc/lab-gpus", "0000:65:00.0\n");
         Path pluginDir = tmp.resolve("device-plugins");
 
-        Scanner scanner = Scanner.of(host.root(), DeviceSources.load());
+        List<DeviceSource> sources = DeviceSources.load();
+        Scanner scanner = Scanner.of(host.root(), sources);
         try (StandInKubelet kubelet = StandInKubelet.start(pluginDir);
                 PluginManager plugins = PluginManager.builder()
-                        .hostRoot(host.root()).devicePluginDir(pluginDir).build()) {
+                        .hostRoot(host.root()).devicePluginDir(pluginDir).sources(sources).build()) {
             Snapshot first = scanner.scan(Snapshot.empty());
             Plan plan = plugins.apply(first);
-            System.out.println("sources " + scanner.sources().stream().map(s -> s.name()).toList() + ", " + plan);
+            System.out.println("sources " + sources.stream().map(DeviceSource::name).toList() + ": " + plan);
             kubelet.await(Duration.ofSeconds(30), k -> k.streaming(RESOURCE));
 
             Allocation allocation = kubelet.allocation(RESOURCE, List.of("0000:65:00.0"));
             System.out.println("allocated " + allocation.envs() + " " + allocation.hostPaths());
-            require("0000:65:00.0".equals(allocation.envs().get("PCI_RESOURCE_NVIDIA_COM_LAB_GPU")), "env");
-            require(allocation.hostPaths().contains("/dev/vfio/7"), "group node");
+            assertEquals("0000:65:00.0", allocation.envs().get("PCI_RESOURCE_NVIDIA_COM_LAB_GPU"));
+            assertTrue(allocation.hostPaths().contains("/dev/vfio/7"), "the group node is handed over");
 
             host.function("0000:66:00.0", 0x10de, 0x2331).driver("lab-vfio").iommuGroup(8).create();
             host.addGroupNode(8).writeFile("etc/lab-gpus", "0000:65:00.0\n0000:66:00.0\n");
@@ -48,11 +54,5 @@ public final class LabDemo {
             System.out.println("rescanned: " + kubelet.resources().get(RESOURCE).size() + " devices");
         }
         System.out.println("LAB DEMO OK");
-    }
-
-    private static void require(boolean condition, String what) {
-        if (!condition) {
-            throw new IllegalStateException("unexpected " + what);
-        }
     }
 }
