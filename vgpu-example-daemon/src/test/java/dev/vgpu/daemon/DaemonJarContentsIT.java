@@ -34,6 +34,13 @@ class DaemonJarContentsIT {
     }
 
     @Test
+    void holdsNoTestFrameworkClasses() {
+        assertThat(entries).as("JUnit, opentest4j and AssertJ are test scope; the daemon only uses SysfsTree")
+                .noneMatch(e -> e.startsWith("org/junit/") || e.startsWith("org/opentest4j/")
+                        || e.startsWith("org/assertj/") || e.startsWith("META-INF/third-party/junit"));
+    }
+
+    @Test
     void staysUnderItsSizeBudget() throws IOException {
         assertThat(Files.size(jar)).isLessThanOrEqualTo(MAX_BYTES);
     }
