@@ -1,5 +1,6 @@
 package dev.vgpu.dra;
 
+import dev.vgpu.core.JsonText;
 import dev.vgpu.attach.DeviceNode;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -62,7 +63,7 @@ final class CdiSpecs {
         if (!shared.isEmpty()) {
             spec.put("containerEdits", Map.of("deviceNodes", nodes(shared)));
         }
-        return Json.write(spec) + "\n";
+        return JsonText.write(spec) + "\n";
     }
 
     /** The metadata spec of one request: one device whose only edit is the read-only bind mount. */
@@ -79,7 +80,7 @@ final class CdiSpecs {
         spec.put("cdiVersion", CDI_VERSION);
         spec.put("kind", driver + "/metadata");
         spec.put("devices", List.of(device));
-        return Json.write(spec) + "\n";
+        return JsonText.write(spec) + "\n";
     }
 
     /** Nodes at the same path inside the container as on the host, with the permissions KubeVirt asks for. */

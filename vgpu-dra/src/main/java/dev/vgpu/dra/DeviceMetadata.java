@@ -1,5 +1,6 @@
 package dev.vgpu.dra;
 
+import dev.vgpu.core.JsonText;
 import dev.vgpu.attach.HandedDevice;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -63,7 +64,7 @@ final class DeviceMetadata {
         object.put("metadata", meta);
         claim.podClaimName().ifPresent(p -> object.put("podClaimName", p));
         object.put("requests", requests);
-        return Json.write(object) + "\n";
+        return JsonText.write(object) + "\n";
     }
 
     private static Map<String, Object> attributes(HandedDevice handed) {

@@ -1,5 +1,6 @@
 package dev.vgpu.daemon;
 
+import dev.vgpu.core.JsonText;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.Resource;
 import dev.vgpu.core.Skipped;
@@ -51,64 +52,7 @@ final class DiscoveryReport {
         doc.put("resources", resources);
         doc.put("skipped", skipped);
         doc.put("skippedCount", snapshot.skippedCount());
-        StringBuilder out = new StringBuilder(4096);
-        write(out, doc);
-        return out.toString();
-    }
-
-    /**
-     * Writes maps (keys in their order), lists, integers and strings as JSON; hand-written because the document is
-     * this small and a JSON library would be the largest dependency of the daemon's start path.
-     */
-    private static void write(StringBuilder out, Object value) {
-        if (value instanceof Map<?, ?> map) {
-            out.append('{');
-            String comma = "";
-            for (Map.Entry<?, ?> e : map.entrySet()) {
-                out.append(comma);
-                string(out, e.getKey().toString());
-                out.append(':');
-                write(out, e.getValue());
-                comma = ",";
-            }
-            out.append('}');
-        } else if (value instanceof List<?> list) {
-            out.append('[');
-            String comma = "";
-            for (Object element : list) {
-                out.append(comma);
-                write(out, element);
-                comma = ",";
-            }
-            out.append(']');
-        } else if (value instanceof Integer || value instanceof Long) {
-            out.append(value);
-        } else {
-            string(out, value.toString());
-        }
-    }
-
-    /** A JSON string: quotes, backslashes and control characters escaped; everything else as it is (UTF-8 out). */
-    private static void string(StringBuilder out, String text) {
-        out.append('"');
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                default -> {
-                    if (c < 0x20 || c == 0x7f || c == 0x2028 || c == 0x2029) {
-                        out.append(String.format(java.util.Locale.ROOT, "\\u%04x", (int) c));
-                    } else {
-                        out.append(c);
-                    }
-                }
-            }
-        }
-        out.append('"');
+        return JsonText.write(doc);
     }
 
     /** A fixed-width table for people, then the skipped devices with their reasons (no failures, no summary). */
