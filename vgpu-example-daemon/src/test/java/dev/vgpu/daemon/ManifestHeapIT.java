@@ -94,17 +94,10 @@ class ManifestHeapIT {
 
     @Test
     void anAllocateOfAHundredTwentyThousandContainersIsRefusedAndTheDaemonServesOn() throws Exception {
-        Path root = Files.createDirectories(tmp.resolve("host"));
         Path dir = Files.createDirectories(tmp.resolve("device-plugins"));
-        SysfsTree tree = SysfsTree.at(root);
-        tree.sriovCard(CARD, 0x2335).virtualFunctions(2, 100).catalog(Map.of(1414L, "NVIDIA H200X-1-18C")).create();
         String vf = SysfsTree.vfAddress(CARD, 0);
-        tree.configureVf(vf, 1414).addGroupNode(100);
         try (StandInKubelet kubelet = StandInKubelet.start(dir);
-             DaemonProcess daemon = DaemonProcess.start(DaemonProcess.manifestJvmOptions(),
-                     DaemonProcess.jar().toString(), tmp.resolve("daemon.log"), "serve", "--host-root",
-                     root.toString(), "--device-plugin-dir", dir.toString(), "--no-nvml", "--metrics-address", "",
-                     "--pci-ids", Files.writeString(tmp.resolve("pci.ids"), "").toString())) {
+             DaemonProcess daemon = serveOneVf(dir)) {
             kubelet.await(Duration.ofSeconds(60), k -> k.streaming(P118));
             AllocateRequest.Builder huge = AllocateRequest.newBuilder();
             ContainerAllocateRequest one = ContainerAllocateRequest.newBuilder().addDevicesIds(vf).build();
@@ -123,17 +116,10 @@ class ManifestHeapIT {
     @Test
     void floodsOfAllocatesAndNeverReadingStreamsAreBoundedAndTheDaemonServesOnWithinTheManifestsHeap()
             throws Exception {
-        Path root = Files.createDirectories(tmp.resolve("host"));
         Path dir = Files.createDirectories(tmp.resolve("device-plugins"));
-        SysfsTree tree = SysfsTree.at(root);
-        tree.sriovCard(CARD, 0x2335).virtualFunctions(2, 100).catalog(Map.of(1414L, "NVIDIA H200X-1-18C")).create();
         String vf = SysfsTree.vfAddress(CARD, 0);
-        tree.configureVf(vf, 1414).addGroupNode(100);
         try (StandInKubelet kubelet = StandInKubelet.start(dir);
-             DaemonProcess daemon = DaemonProcess.start(DaemonProcess.manifestJvmOptions(),
-                     DaemonProcess.jar().toString(), tmp.resolve("daemon.log"), "serve", "--host-root",
-                     root.toString(), "--device-plugin-dir", dir.toString(), "--no-nvml", "--metrics-address", "",
-                     "--pci-ids", Files.writeString(tmp.resolve("pci.ids"), "").toString());
+             DaemonProcess daemon = serveOneVf(dir);
              UnixDomainTransport client = UnixDomainTransport.create("flood", 1, 2)) {
             kubelet.await(Duration.ofSeconds(60), k -> k.streaming(P118));
             Path socket = dir.resolve(new ResourceName("NVIDIA_H200X-1-18C").socketFileName());
@@ -202,5 +188,17 @@ class ManifestHeapIT {
         @Override
         public void onCompleted() {
         }
+    }
+
+    /** The packaged daemon with the manifest's heap, serving one configured VF of an H200 card into {@code dir}. */
+    private DaemonProcess serveOneVf(Path dir) throws Exception {
+        Path root = Files.createDirectories(tmp.resolve("host"));
+        SysfsTree tree = SysfsTree.at(root);
+        tree.sriovCard(CARD, 0x2335).virtualFunctions(2, 100).catalog(Map.of(1414L, "NVIDIA H200X-1-18C")).create();
+        tree.configureVf(SysfsTree.vfAddress(CARD, 0), 1414).addGroupNode(100);
+        return DaemonProcess.start(DaemonProcess.manifestJvmOptions(), DaemonProcess.jar().toString(),
+                tmp.resolve("daemon.log"), "serve", "--host-root", root.toString(), "--device-plugin-dir",
+                dir.toString(), "--no-nvml", "--metrics-address", "", "--pci-ids",
+                Files.writeString(tmp.resolve("pci.ids"), "").toString());
     }
 }
