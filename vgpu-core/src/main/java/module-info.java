@@ -2,12 +2,17 @@
  * Domain values, the {@link dev.vgpu.core.spi.DeviceSource} SPI, immutable snapshots and the pure
  * reconciler. Knows no sysfs, sockets or native code: sources get everything through
  * {@link dev.vgpu.core.spi.Host}.
+ *
+ * <p>{@code dev.vgpu.core.internal} holds the project's text helpers (escaping outside text for messages, the JSON
+ * writer, Go's duration printing); it is not API and is exported only to the sibling modules that use it.
  */
+@SuppressWarnings("module") // the sibling modules need this one, so they are not there when it compiles
 module dev.vgpu.core {
     requires org.slf4j;
 
     exports dev.vgpu.core;
     exports dev.vgpu.core.spi;
+    exports dev.vgpu.core.internal to dev.vgpu.attach, dev.vgpu.sysfs, dev.vgpu.deviceplugin, dev.vgpu.dra;
 
     uses dev.vgpu.core.spi.DeviceSource;
 }

@@ -2,10 +2,10 @@ package dev.vgpu.attach;
 
 import dev.vgpu.attach.internal.HostVfio;
 import dev.vgpu.core.Device;
-import dev.vgpu.core.Printable;
 import dev.vgpu.core.Resource;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.internal.Printable;
 import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Host;

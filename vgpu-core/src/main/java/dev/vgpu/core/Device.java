@@ -1,5 +1,6 @@
 package dev.vgpu.core;
 
+import dev.vgpu.core.internal.Printable;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;

@@ -1,10 +1,10 @@
 package dev.vgpu.core;
 
+import dev.vgpu.core.internal.GoDurations;
 import java.time.Duration;
-import java.util.Optional;
 
 /**
- * Go's {@code time.ParseDuration} grammar, exactly, and the rescan-interval policy built on it.
+ * Go's {@code time.ParseDuration} grammar, exactly.
  *
  * <p>Grammar: an optional {@code +} or {@code -}, then one or more {@code <number><unit>} pairs with no
  * spaces; a number is digits with an optional fraction ({@code 1.}, {@code .5}, {@code 1.5}); units are
@@ -15,11 +15,10 @@ import java.util.Optional;
  * 2<sup>63</sup> (so {@code -9223372036854775808ns} is valid), fractions are scaled in double precision, and
  * (a Go quirk kept on purpose) two components of exactly 2<sup>63</sup> ns each wrap around to zero. Error
  * messages quote the input as Go does: control and non-ASCII characters become {@code \xNN} escapes.
+ *
+ * <p>The rescan-interval policy built on this grammar is {@link RescanInterval#parse(String)}.
  */
 public final class Durations {
-
-    /** The shortest rescan interval; positive values below it are raised to it. */
-    public static final Duration MIN_RESCAN_INTERVAL = Duration.ofSeconds(5);
 
     /** 2^63 as an unsigned 64-bit value (Go's {@code 1<<63}). */
     private static final long TWO_POW_63 = Long.MIN_VALUE;
@@ -40,102 +39,39 @@ public final class Durations {
     }
 
     /**
-     * Parses a Go duration to nanoseconds.
+     * Prints a duration as Go's {@code Duration.String} does ({@code 1h0m0s}, {@code 1.5s}).
+     *
+     * <p>Not meant for library users: the project's log lines use the internal formatter. This delegate stays only
+     * until its last caller in the device-plugin adapter moves to it, and will then be removed.
+     */
+    public static String formatGo(Duration d) {
+        return GoDurations.format(d);
+    }
+
+    /**
+     * Go's {@code ParseDuration} to nanoseconds: the sign, the bare {@code 0}, then one {@link #component} after
+     * another, each added to the unsigned total as Go adds them.
+     *
+     * <p>Every magnitude in this parser is an unsigned 64-bit value compared with {@link Long#compareUnsigned}, as
+     * in Go.
      *
      * @throws IllegalArgumentException with Go's message, quoting the input, when it is not a valid duration
      */
-    public static long parseGoNanos(String text) {
+    static long parseGoNanos(String text) {
         if (text == null) {
             throw new IllegalArgumentException("time: invalid duration \"null\"");
         }
-        String s = text;
-        int i = 0;
-        boolean negative = false;
-        if (!s.isEmpty() && (s.charAt(0) == '-' || s.charAt(0) == '+')) {
-            negative = s.charAt(0) == '-';
-            i = 1;
-        }
-        if (s.length() - i == 1 && s.charAt(i) == '0') {
+        Cursor in = new Cursor(text);
+        boolean negative = in.sign();
+        if (in.restIsZero()) {
             return 0;
         }
-        if (i == s.length()) {
+        if (in.atEnd()) {
             throw invalid(text);
         }
-        // Every magnitude below is an unsigned 64-bit value, compared with Long.compareUnsigned, as in Go.
         long total = 0;
-        while (i < s.length()) {
-            char c = s.charAt(i);
-            if (c != '.' && !isDigit(c)) {
-                throw invalid(text);
-            }
-            // leadingInt: digits, failing once the value would exceed 2^63
-            int start = i;
-            long whole = 0;
-            while (i < s.length() && isDigit(s.charAt(i))) {
-                if (Long.compareUnsigned(whole, Long.divideUnsigned(TWO_POW_63, 10)) > 0) {
-                    throw invalid(text);
-                }
-                whole = whole * 10 + (s.charAt(i) - '0');
-                if (Long.compareUnsigned(whole, TWO_POW_63) > 0) {
-                    throw invalid(text);
-                }
-                i++;
-            }
-            boolean hadWhole = i > start;
-            // leadingFraction: digits, silently dropping precision once the value would exceed 2^63
-            long fraction = 0;
-            double scale = 1;
-            boolean hadFraction = false;
-            if (i < s.length() && s.charAt(i) == '.') {
-                i++;
-                int fractionStart = i;
-                boolean overflow = false;
-                for (; i < s.length() && isDigit(s.charAt(i)); i++) {
-                    if (overflow) {
-                        continue;
-                    }
-                    if (Long.compareUnsigned(fraction, Long.MAX_VALUE / 10) > 0) {
-                        overflow = true;
-                        continue;
-                    }
-                    long next = fraction * 10 + (s.charAt(i) - '0');
-                    if (Long.compareUnsigned(next, TWO_POW_63) > 0) {
-                        overflow = true;
-                        continue;
-                    }
-                    fraction = next;
-                    scale *= 10;
-                }
-                hadFraction = i > fractionStart;
-            }
-            if (!hadWhole && !hadFraction) {
-                throw invalid(text);
-            }
-            int unitStart = i;
-            while (i < s.length() && s.charAt(i) != '.' && !isDigit(s.charAt(i))) {
-                i++;
-            }
-            if (unitStart == i) {
-                throw new IllegalArgumentException("time: missing unit in duration " + GoText.quote(text));
-            }
-            String unitText = s.substring(unitStart, i);
-            long unit = unitNanos(unitText);
-            if (unit < 0) {
-                throw new IllegalArgumentException("time: unknown unit " + GoText.quote(unitText) + " in duration "
-                        + GoText.quote(text));
-            }
-            if (Long.compareUnsigned(whole, Long.divideUnsigned(TWO_POW_63, unit)) > 0) {
-                throw invalid(text);
-            }
-            long value = whole * unit;
-            if (fraction != 0) {
-                // Go: v += uint64(float64(f) * (float64(unit) / scale)); the added part is below one unit.
-                value += (long) (unsignedToDouble(fraction) * ((double) unit / scale));
-                if (Long.compareUnsigned(value, TWO_POW_63) > 0) {
-                    throw invalid(text);
-                }
-            }
-            total += value; // may wrap around 2^64 exactly as Go's uint64 addition does
+        while (!in.atEnd()) {
+            total += component(in); // may wrap around 2^64 exactly as Go's uint64 addition does
             if (Long.compareUnsigned(total, TWO_POW_63) > 0) {
                 throw invalid(text);
             }
@@ -150,100 +86,164 @@ public final class Durations {
     }
 
     /**
-     * Applies the rescan policy to a configured value: unset, blank or zero disables rescans; a positive value
-     * below {@link #MIN_RESCAN_INTERVAL} is raised to it. Surrounding whitespace is removed first, as Go's
-     * {@code strings.TrimSpace} does.
-     *
-     * @param raw the value as configured, may be null
-     * @throws IllegalArgumentException quoting the input when it is malformed or negative
+     * One {@code <number><unit>} pair in nanoseconds, at most 2^63: the {@link #leadingInt}, an optional point and
+     * {@link #leadingFraction}, then the {@link #unit}.
      */
-    public static RescanInterval rescanInterval(String raw) {
-        if (raw == null) {
-            return RescanInterval.DISABLED;
+    private static long component(Cursor in) {
+        if (!in.atNumber()) {
+            throw invalid(in.text);
         }
-        String text = GoText.trimSpace(raw);
-        if (text.isEmpty()) {
-            return RescanInterval.DISABLED;
+        int start = in.at;
+        long whole = leadingInt(in);
+        boolean hadWhole = in.at > start;
+        Fraction fraction = Fraction.NONE;
+        boolean hadFraction = false;
+        if (in.skip('.')) {
+            int fractionStart = in.at;
+            fraction = leadingFraction(in);
+            hadFraction = in.at > fractionStart;
         }
-        Duration parsed = parseGo(text);
-        if (parsed.isNegative()) {
-            throw new IllegalArgumentException("negative duration " + GoText.quote(text)
-                    + " is not a rescan interval");
+        if (!hadWhole && !hadFraction) {
+            throw invalid(in.text);
         }
-        if (parsed.isZero()) {
-            return RescanInterval.DISABLED;
+        return scaled(in.text, whole, fraction, unit(in));
+    }
+
+    /** Go's {@code leadingInt}: digits as an unsigned value, failing once it would exceed 2^63. */
+    private static long leadingInt(Cursor in) {
+        long value = 0;
+        while (in.atDigit()) {
+            if (Long.compareUnsigned(value, Long.divideUnsigned(TWO_POW_63, 10)) > 0) {
+                throw invalid(in.text);
+            }
+            value = value * 10 + in.takeDigit();
+            if (Long.compareUnsigned(value, TWO_POW_63) > 0) {
+                throw invalid(in.text);
+            }
         }
-        if (parsed.compareTo(MIN_RESCAN_INTERVAL) < 0) {
-            return new RescanInterval(MIN_RESCAN_INTERVAL, Optional.of(parsed));
-        }
-        return new RescanInterval(parsed, Optional.empty());
+        return value;
     }
 
     /**
-     * Prints a duration exactly as Go's {@code Duration.String} does, e.g. {@code 1h0m0s}, {@code 1m30s},
-     * {@code 1.5s}, {@code 1.1µs}, {@code 0s}; used in log lines so they echo the configured syntax. Durations
-     * beyond Go's range (int64 nanoseconds) are printed with the same rules.
+     * Go's {@code leadingFraction}: the digits after the point and their scale, silently dropping the digits that
+     * would take the value past 2^63 (they are still consumed). Never fails.
      */
-    public static String formatGo(Duration d) {
-        if (d.isZero()) {
-            return "0s";
-        }
-        boolean negative = d.isNegative();
-        // magnitude as unsigned seconds + nanos, safe for Duration's own minimum
-        long seconds = d.getSeconds();
-        long nanos = d.getNano();
-        if (negative) {
-            if (nanos == 0) {
-                seconds = -seconds;
-            } else {
-                seconds = -(seconds + 1);
-                nanos = NANOS_PER_SECOND - nanos;
+    private static Fraction leadingFraction(Cursor in) {
+        long digits = 0;
+        double scale = 1;
+        boolean overflow = false;
+        while (in.atDigit()) {
+            int digit = in.takeDigit();
+            if (overflow) {
+                continue;
             }
-        }
-        StringBuilder out = new StringBuilder(negative ? "-" : "");
-        if (seconds == 0) {
-            if (nanos < NANOS_PER_MICRO) {
-                return out.append(nanos).append("ns").toString();
+            if (Long.compareUnsigned(digits, Long.MAX_VALUE / 10) > 0) {
+                overflow = true;
+                continue;
             }
-            if (nanos < NANOS_PER_MILLI) {
-                return appendFraction(out, nanos, 3).append("\u00b5s").toString();
+            long next = digits * 10 + digit;
+            if (Long.compareUnsigned(next, TWO_POW_63) > 0) {
+                overflow = true;
+                continue;
             }
-            return appendFraction(out, nanos, 6).append("ms").toString();
+            digits = next;
+            scale *= 10;
         }
-        long hours = Long.divideUnsigned(seconds, 3600);
-        long minutes = Long.remainderUnsigned(seconds, 3600) / 60;
-        long secs = Long.remainderUnsigned(seconds, 60);
-        if (hours != 0) {
-            out.append(Long.toUnsignedString(hours)).append('h');
-        }
-        if (hours != 0 || minutes != 0) {
-            out.append(minutes).append('m');
-        }
-        out.append(secs);
-        if (nanos != 0) {
-            out.append('.').append(trimTrailingZeros(String.format(java.util.Locale.ROOT, "%09d", nanos)));
-        }
-        return out.append('s').toString();
+        return new Fraction(digits, scale);
     }
 
-    /** Appends {@code value / 10^precision} with the fraction's trailing zeros (and a bare point) left out. */
-    private static StringBuilder appendFraction(StringBuilder out, long value, int precision) {
-        long divisor = (long) Math.pow(10, precision);
-        out.append(value / divisor);
-        long fraction = value % divisor;
-        if (fraction != 0) {
-            String digits = String.format(java.util.Locale.ROOT, "%0" + precision + "d", fraction);
-            out.append('.').append(trimTrailingZeros(digits));
+    /** The unit after a number: everything up to the next digit or point, in nanoseconds. */
+    private static long unit(Cursor in) {
+        String unitText = in.takeUnit();
+        if (unitText.isEmpty()) {
+            throw new IllegalArgumentException("time: missing unit in duration " + GoText.quote(in.text));
         }
-        return out;
+        long unit = unitNanos(unitText);
+        if (unit < 0) {
+            throw new IllegalArgumentException("time: unknown unit " + GoText.quote(unitText) + " in duration "
+                    + GoText.quote(in.text));
+        }
+        return unit;
     }
 
-    private static String trimTrailingZeros(String digits) {
-        int end = digits.length();
-        while (end > 0 && digits.charAt(end - 1) == '0') {
-            end--;
+    /** {@code whole} units plus the fraction of one, failing past 2^63 as Go's two checks do. */
+    private static long scaled(String text, long whole, Fraction fraction, long unit) {
+        if (Long.compareUnsigned(whole, Long.divideUnsigned(TWO_POW_63, unit)) > 0) {
+            throw invalid(text);
         }
-        return digits.substring(0, end);
+        long value = whole * unit;
+        if (fraction.digits() != 0) {
+            // Go: v += uint64(float64(f) * (float64(unit) / scale)); the added part is below one unit.
+            value += (long) (unsignedToDouble(fraction.digits()) * ((double) unit / fraction.scale()));
+            if (Long.compareUnsigned(value, TWO_POW_63) > 0) {
+                throw invalid(text);
+            }
+        }
+        return value;
+    }
+
+    /**
+     * The digits after a point, as an unsigned value of at most 2^63, and 10 to the power of how many were kept.
+     */
+    private record Fraction(long digits, double scale) {
+        static final Fraction NONE = new Fraction(0, 1);
+    }
+
+    /** A position in the text being parsed; confined to one call of {@link #parseGoNanos}. */
+    private static final class Cursor {
+        final String text;
+        int at;
+
+        Cursor(String text) {
+            this.text = text;
+        }
+
+        /** Skips a leading {@code +} or {@code -}; true for {@code -}. */
+        boolean sign() {
+            if (!text.isEmpty() && (text.charAt(0) == '-' || text.charAt(0) == '+')) {
+                at = 1;
+                return text.charAt(0) == '-';
+            }
+            return false;
+        }
+
+        boolean restIsZero() {
+            return text.length() - at == 1 && text.charAt(at) == '0';
+        }
+
+        boolean atEnd() {
+            return at == text.length();
+        }
+
+        /** Whether a number starts here: a digit or a point. */
+        boolean atNumber() {
+            return !atEnd() && (text.charAt(at) == '.' || isDigit(text.charAt(at)));
+        }
+
+        boolean atDigit() {
+            return !atEnd() && isDigit(text.charAt(at));
+        }
+
+        int takeDigit() {
+            return text.charAt(at++) - '0';
+        }
+
+        boolean skip(char c) {
+            if (!atEnd() && text.charAt(at) == c) {
+                at++;
+                return true;
+            }
+            return false;
+        }
+
+        /** Everything up to the next digit, point or the end; empty when a digit or point comes at once. */
+        String takeUnit() {
+            int start = at;
+            while (!atEnd() && !atNumber()) {
+                at++;
+            }
+            return text.substring(start, at);
+        }
     }
 
     private static double unsignedToDouble(long value) {

@@ -1,7 +1,8 @@
 package dev.vgpu.core;
 
-import java.util.Comparator;
+import dev.vgpu.core.internal.Printable;
 import java.nio.charset.StandardCharsets;
+import java.util.Comparator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 

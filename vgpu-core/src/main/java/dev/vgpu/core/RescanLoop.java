@@ -1,5 +1,6 @@
 package dev.vgpu.core;
 
+import dev.vgpu.core.internal.GoDurations;
 import dev.vgpu.core.spi.Scanner;
 import java.time.Duration;
 import java.util.Objects;
@@ -106,7 +107,7 @@ public final class RescanLoop implements AutoCloseable {
         long nanos = period.toNanos();
         nextDue = System.nanoTime() + nanos;
         schedulePeriodic(nanos);
-        LOG.info("rescanning every {}", Durations.formatGo(period));
+        LOG.info("rescanning every {}", GoDurations.format(period));
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.vgpu.core;
 
+import dev.vgpu.core.internal.Printable;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -23,7 +23,7 @@ class RescanIntervalTest {
     @ValueSource(strings = {" ", "   ", "\t\n", "\u00a0", "\u3000", "0", " 0 ", "+0", "-0", "0s", "0.0h", "-0s",
             "0ns", "0.0000000001s"})
     void unsetBlankOrZeroDisables(String raw) {
-        RescanInterval interval = Durations.rescanInterval(raw);
+        RescanInterval interval = RescanInterval.parse(raw);
 
         assertThat(interval).isEqualTo(RescanInterval.DISABLED);
         assertThat(interval.enabled()).isFalse();
@@ -45,7 +45,7 @@ class RescanIntervalTest {
             "5.001s      | 5001    | NONE",
     })
     void positiveValuesRunAndShortOnesAreRaised(String raw, long periodMillis, Long raisedFromMillis) {
-        RescanInterval interval = Durations.rescanInterval(raw);
+        RescanInterval interval = RescanInterval.parse(raw);
 
         assertThat(interval.enabled()).isTrue();
         assertThat(interval.period()).isEqualTo(Duration.ofMillis(periodMillis));
@@ -59,20 +59,20 @@ class RescanIntervalTest {
 
     @Test
     void oneNanosecondIsRaisedAndRemembered() {
-        assertThat(Durations.rescanInterval("1ns"))
+        assertThat(RescanInterval.parse("1ns"))
                 .isEqualTo(new RescanInterval(Duration.ofSeconds(5), Optional.of(Duration.ofNanos(1))));
     }
 
     @Test
     void goUnicodeSpacesAroundTheValueAreTrimmed() {
-        assertThat(Durations.rescanInterval("\u00a030s\u3000\u2003").period()).isEqualTo(Duration.ofSeconds(30));
-        assertThat(Durations.rescanInterval("\u0085 1m \u000b").period()).isEqualTo(Duration.ofMinutes(1));
+        assertThat(RescanInterval.parse("\u00a030s\u3000\u2003").period()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(RescanInterval.parse("\u0085 1m \u000b").period()).isEqualTo(Duration.ofMinutes(1));
     }
 
     @ParameterizedTest(name = "\"{0}\" is rejected as negative")
     @ValueSource(strings = {"-5s", "-1ns", "-1h", " -30s ", "-0.5s", "-9223372036854775808ns"})
     void negativeValuesAreErrorsQuotingTheInput(String raw) {
-        assertThatThrownBy(() -> Durations.rescanInterval(raw))
+        assertThatThrownBy(() -> RescanInterval.parse(raw))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("negative duration \"" + raw.strip() + "\" is not a rescan interval");
     }
@@ -91,7 +91,7 @@ class RescanIntervalTest {
             "9223372036854775808ns | time: invalid duration \"9223372036854775808ns\"",
     })
     void malformedValuesAreErrorsQuotingTheInput(String raw, String message) {
-        assertThatThrownBy(() -> Durations.rescanInterval(raw))
+        assertThatThrownBy(() -> RescanInterval.parse(raw))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(message)
                 .hasMessageContaining(GoText.quote(GoText.trimSpace(raw)));

@@ -1,11 +1,11 @@
 package dev.vgpu.deviceplugin;
 
-import dev.vgpu.core.Durations;
 import dev.vgpu.core.ResourceName;
+import dev.vgpu.core.internal.GoDurations;
 import dev.vgpu.deviceplugin.v1beta1.DevicePluginOptions;
+import dev.vgpu.deviceplugin.v1beta1.Empty;
 import dev.vgpu.deviceplugin.v1beta1.RegisterRequest;
 import dev.vgpu.deviceplugin.v1beta1.RegistrationGrpc;
-import dev.vgpu.deviceplugin.v1beta1.Empty;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
@@ -232,10 +232,10 @@ final class Registrar {
         }
         if (changed) {
             LOG.warn("Cannot register {} with the kubelet: {}; retrying with backoff up to {}", name, outcome,
-                    Durations.formatGo(env.backoffMax()));
+                    GoDurations.format(env.backoffMax()));
         } else {
             LOG.debug("Registration of {} still failing: {}; next try in {}", name, outcome,
-                    Durations.formatGo(nextDelay));
+                    GoDurations.format(nextDelay));
         }
         Duration doubled = nextDelay.multipliedBy(2);
         schedule(forRound, nextDelay, doubled.compareTo(env.backoffMax()) > 0 ? env.backoffMax() : doubled);

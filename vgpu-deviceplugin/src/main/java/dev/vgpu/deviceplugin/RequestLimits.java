@@ -1,6 +1,6 @@
 package dev.vgpu.deviceplugin;
 
-import dev.vgpu.core.Printable;
+import dev.vgpu.core.internal.Printable;
 import dev.vgpu.deviceplugin.v1beta1.AllocateRequest;
 import dev.vgpu.deviceplugin.v1beta1.ContainerAllocateRequest;
 import dev.vgpu.deviceplugin.v1beta1.ContainerPreferredAllocationRequest;

@@ -86,7 +86,7 @@ final class Checkpoint {
         out.append(kind);
         for (String field : fields) {
             if (field.isEmpty() || field.indexOf('\t') >= 0 || field.indexOf('\n') >= 0 || field.indexOf('\r') >= 0) {
-                throw new IOException("cannot checkpoint the " + kind + " field \"" + dev.vgpu.core.Printable.of(field)
+                throw new IOException("cannot checkpoint the " + kind + " field \"" + dev.vgpu.core.internal.Printable.of(field)
                         + "\": empty, or holds a tab or a line break");
             }
             out.append('\t').append(field);

@@ -1,7 +1,7 @@
 package dev.vgpu.dra;
 
-import dev.vgpu.core.JsonText;
 import dev.vgpu.attach.HandedDevice;
+import dev.vgpu.core.internal.JsonText;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -22,12 +22,12 @@ public record DriverName(String value) {
     public DriverName {
         if (value == null || value.isEmpty() || value.length() > 63) {
             throw new IllegalArgumentException("a DRA driver name has 1-63 characters, got "
-                    + (value == null ? "null" : value.length() + ": \"" + dev.vgpu.core.Printable.of(value) + "\""));
+                    + (value == null ? "null" : value.length() + ": \"" + dev.vgpu.core.internal.Printable.of(value) + "\""));
         }
         for (String label : value.split("\\.", -1)) {
             if (!LABEL.matcher(label).matches()) {
                 throw new IllegalArgumentException("a DRA driver name is a DNS subdomain (lower-case labels of"
-                        + " a-z, 0-9 and '-', separated by dots), got \"" + dev.vgpu.core.Printable.of(value) + "\"");
+                        + " a-z, 0-9 and '-', separated by dots), got \"" + dev.vgpu.core.internal.Printable.of(value) + "\"");
             }
         }
     }

@@ -1,10 +1,10 @@
 package dev.vgpu.daemon;
 
-import dev.vgpu.core.Durations;
 import dev.vgpu.core.PciIds;
 import dev.vgpu.core.RescanInterval;
 import dev.vgpu.core.RescanLoop;
 import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.internal.GoDurations;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.Scanner;
@@ -100,13 +100,13 @@ final class Daemon implements AutoCloseable {
         RecoveringNvml nvml = config.nvmlOptions().openNvml();
         List<DeviceSource> sources = config.nvmlOptions().sources();
         config.interval().raisedFrom().ifPresent(raw -> LOG.warn(
-                "rescan interval {} is below the {} floor; using {}", Durations.formatGo(raw),
-                Durations.formatGo(Durations.MIN_RESCAN_INTERVAL), Durations.formatGo(config.interval().period())));
+                "rescan interval {} is below the {} floor; using {}", GoDurations.format(raw),
+                GoDurations.format(RescanInterval.FLOOR), GoDurations.format(config.interval().period())));
         LiveConfig live = config.config();
         LOG.info("vgpu daemon {} starting: host root {}, device-plugin dir {}, sources {}, {}, rescan {}, pci.ids {},"
                 + " state dir {}, configuration {}, /healthz fails after {}", VgpuDaemon.version(), config.hostRoot(), config.devicePluginDir(),
                 sources.stream().map(DeviceSource::name).toList(), nvml.description(), config.interval().enabled()
-                        ? "every " + Durations.formatGo(config.interval().period())
+                        ? "every " + GoDurations.format(config.interval().period())
                         : "disabled (devices are discovered once at start)",
                 config.nvmlOptions().describePciIds(), config.stateDir().map(Path::toString)
                         .orElse("off (learned profile names are lost at a restart)"), live.describe(),
@@ -129,7 +129,7 @@ final class Daemon implements AutoCloseable {
         // NVML is retried before every round while it is down, and the configuration read again when SIGHUP asked.
         FailedScans failedScans = new FailedScans(metrics, config.failedScansLimit());
         RescanLoop loop = new RescanLoop(scanner, plugins, config.interval().enabled()
-                ? config.interval().period() : Durations.MIN_RESCAN_INTERVAL, Snapshot.empty(), failedScans, () -> {
+                ? config.interval().period() : RescanInterval.FLOOR, Snapshot.empty(), failedScans, () -> {
                     live.reloadIfRequested(); // a SIGHUP's new configuration applies from this round on
                     nvml.retry();
                 });
@@ -197,9 +197,9 @@ final class Daemon implements AutoCloseable {
         List<String> problems = new ArrayList<>();
         failedScans.problem().ifPresent(problems::add);
         loop.runningFor().filter(running -> running.compareTo(deadline) > 0).ifPresent(running -> problems.add(
-                "a discovery round has been running for " + Durations.formatGo(running.truncatedTo(
+                "a discovery round has been running for " + GoDurations.format(running.truncatedTo(
                         java.time.temporal.ChronoUnit.SECONDS)) + ", longer than its deadline "
-                        + Durations.formatGo(deadline) + " (is a sysfs read blocked?)"));
+                        + GoDurations.format(deadline) + " (is a sysfs read blocked?)"));
         plugins.status().stream().filter(s -> !s.serving()).forEach(s -> problems.add(
                 "the device plugin of " + s.name().fullName() + " is not serving on its socket"));
         plugins.transportFailure().ifPresent(failure -> problems.add(failure + "; restart the daemon"));

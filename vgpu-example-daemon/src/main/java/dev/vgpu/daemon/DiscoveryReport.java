@@ -1,10 +1,10 @@
 package dev.vgpu.daemon;
 
-import dev.vgpu.core.JsonText;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.Resource;
 import dev.vgpu.core.Skipped;
 import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.internal.JsonText;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -10,11 +10,11 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code serve}: discover, serve one device plugin per resource, rescan when asked, stop on SIGTERM/SIGINT. */
 @Command(name = "serve", mixinStandardHelpOptions = true,
@@ -215,7 +215,7 @@ final class ServeCommand implements Callable<Integer> {
         String source = flag != null ? "--rescan-interval" : RESCAN_ENV;
         String value = flag != null ? flag : env;
         try {
-            return Durations.rescanInterval(value);
+            return RescanInterval.parse(value);
         } catch (IllegalArgumentException e) {
             String message = "invalid " + source + " value \"" + value + "\": " + e.getMessage()
                     + " (use a Go duration such as 30s, 5m or 1h; 0 or empty disables rescans)";

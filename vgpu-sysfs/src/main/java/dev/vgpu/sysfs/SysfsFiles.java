@@ -1,6 +1,6 @@
 package dev.vgpu.sysfs;
 
-import dev.vgpu.core.Printable;
+import dev.vgpu.core.internal.Printable;
 import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.ScanScope;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package dev.vgpu.core;
+package dev.vgpu.core.internal;
 
 /**
  * Text from outside (a client's device id, a file's content, a link's text) made safe for one log line or one

@@ -1,4 +1,4 @@
-package dev.vgpu.core;
+package dev.vgpu.core.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

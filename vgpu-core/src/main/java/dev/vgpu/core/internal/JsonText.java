@@ -1,4 +1,4 @@
-package dev.vgpu.core;
+package dev.vgpu.core.internal;
 
 import java.util.List;
 import java.util.Locale;
