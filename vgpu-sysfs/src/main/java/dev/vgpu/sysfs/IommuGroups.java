@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * Which function of an IOMMU group the passthrough source may advertise (docs/HOST-FACTS.md §1d): none when the
@@ -44,16 +45,41 @@ final class IommuGroups {
     }
 
     /**
-     * What a group allows.
+     * What a group allows: one function to advertise, or nothing and why.
      *
-     * @param members    the functions the group lists, in BDF order; empty when it lists none or could not be listed
-     * @param advertised the one function to advertise; null when none may be
-     * @param why        why none may be (null when one may), a clause naming the group
+     * <p>{@link #members()}: the functions the group lists, in BDF order; empty when it lists none or could not be
+     * listed.
      */
-    record Verdict(List<String> members, String advertised, String why) {
+    sealed interface Verdict {
 
-        static Verdict none(String why) {
-            return new Verdict(List.of(), null, why);
+        List<String> members();
+
+        /**
+         * The group is viable and this one function of it is advertised.
+         *
+         * @param advertised the BDF of the function to advertise
+         */
+        record Advertise(List<String> members, String advertised) implements Verdict {
+            public Advertise {
+                members = List.copyOf(members);
+                Objects.requireNonNull(advertised, "advertised");
+            }
+        }
+
+        /**
+         * Nothing of the group may be advertised.
+         *
+         * @param why a clause naming the group
+         */
+        record Nothing(List<String> members, String why) implements Verdict {
+            public Nothing {
+                members = List.copyOf(members);
+                Objects.requireNonNull(why, "why");
+            }
+
+            static Nothing unlisted(String why) {
+                return new Nothing(List.of(), why);
+            }
         }
     }
 
@@ -73,20 +99,20 @@ final class IommuGroups {
         // Listed through the scope, so that a handover checking this group's members lists it only once with us.
         HostVfio.GroupListing listing = HostVfio.groupListing(host, group);
         if (listing instanceof HostVfio.GroupListing.Unlisted unlisted) {
-            return Verdict.none(unlisted.failure() instanceof NoSuchFileException
+            return Verdict.Nothing.unlisted(unlisted.failure() instanceof NoSuchFileException
                     ? named + " cannot be shown to be viable: " + IOMMU_GROUPS + "/" + group + "/devices is missing"
                     : named + " cannot be shown to be viable: its member list cannot be read ("
                             + SysfsFiles.describe(unlisted.failure()) + ")");
         }
         for (String name : ((HostVfio.GroupListing.Listed) listing).names()) {
             if (!SysfsFiles.isPciAddress(name)) {
-                return Verdict.none(named + " cannot be handed to a VM: it lists \"" + SysfsFiles.printable(name)
-                        + "\", which is not a PCI function");
+                return Verdict.Nothing.unlisted(named + " cannot be handed to a VM: it lists \""
+                        + SysfsFiles.printable(name) + "\", which is not a PCI function");
             }
             addresses.add(PciAddress.parse(name));
         }
         if (addresses.isEmpty()) {
-            return Verdict.none(named + " cannot be shown to be viable: it lists no functions");
+            return Verdict.Nothing.unlisted(named + " cannot be shown to be viable: it lists no functions");
         }
         addresses.sort(null);
         List<String> members = new ArrayList<>(addresses.size());
@@ -106,7 +132,7 @@ final class IommuGroups {
                         + SysfsFiles.describe(e) + ")";
             }
             if (spoils != null) {
-                return new Verdict(members, null, named + " " + spoils + " (QEMU refuses a group unless every"
+                return new Verdict.Nothing(members, named + " " + spoils + " (QEMU refuses a group unless every"
                         + " function in it but its PCI bridges is on a VFIO driver)");
             }
         }
@@ -156,7 +182,7 @@ final class IommuGroups {
     /** The display-class candidate with the lowest BDF, else the lowest-BDF candidate. */
     private Verdict choose(String named, List<String> members, List<Path> candidates) {
         if (candidates.isEmpty()) {
-            return new Verdict(members, null, named + " has no NVIDIA function on a VFIO driver to advertise");
+            return new Verdict.Nothing(members, named + " has no NVIDIA function on a VFIO driver to advertise");
         }
         if (candidates.size() > 1) {
             for (Path candidate : candidates) {
@@ -164,15 +190,15 @@ final class IommuGroups {
                 try {
                     classCode = pciClass(candidate);
                 } catch (IOException e) {
-                    return new Verdict(members, null, "cannot tell which function of " + named + " to advertise: "
+                    return new Verdict.Nothing(members, "cannot tell which function of " + named + " to advertise: "
                             + candidate.getFileName() + "'s " + SysfsFiles.describe(e));
                 }
                 if (classCode >> 16 == DISPLAY) {
-                    return new Verdict(members, candidate.getFileName().toString(), null);
+                    return new Verdict.Advertise(members, candidate.getFileName().toString());
                 }
             }
         }
-        return new Verdict(members, candidates.get(0).getFileName().toString(), null);
+        return new Verdict.Advertise(members, candidates.get(0).getFileName().toString());
     }
 
     /** A function's 24-bit class code from {@code class}: {@code 0x} and six hex digits ({@code 0x030200}). */

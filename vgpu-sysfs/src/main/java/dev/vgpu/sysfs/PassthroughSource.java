@@ -112,12 +112,13 @@ public final class PassthroughSource implements DeviceSource {
         }
         String group = device.iommuGroup().get();
         IommuGroups.Verdict verdict = new IommuGroups(checking).of(group);
-        if (verdict.advertised() == null) {
-            return DeviceCheck.changed("the device of viable IOMMU group " + group, "not: " + verdict.why());
+        if (verdict instanceof IommuGroups.Verdict.Nothing nothing) {
+            return DeviceCheck.changed("the device of viable IOMMU group " + group, "not: " + nothing.why());
         }
-        if (!verdict.advertised().equals(device.id())) {
+        String advertised = ((IommuGroups.Verdict.Advertise) verdict).advertised();
+        if (!advertised.equals(device.id())) {
             return DeviceCheck.changed("the device of IOMMU group " + group, "not: the group would be advertised as "
-                    + verdict.advertised());
+                    + advertised);
         }
         return identity;
     }
@@ -184,13 +185,14 @@ public final class PassthroughSource implements DeviceSource {
                     + ", but the group does not list it");
             return groups;
         }
-        if (verdict.advertised() == null) {
-            scan.skip(bdf, what + ": " + verdict.why());
+        if (verdict instanceof IommuGroups.Verdict.Nothing nothing) {
+            scan.skip(bdf, what + ": " + nothing.why());
             return groups;
         }
-        if (!verdict.advertised().equals(bdf)) {
+        String advertised = ((IommuGroups.Verdict.Advertise) verdict).advertised();
+        if (!advertised.equals(bdf)) {
             // An audio or USB sibling of a GPU: the normal case, nothing to fix, so DEBUG rather than WARN.
-            scan.skipQuietly(bdf, what + ": IOMMU group " + group + " is advertised as " + verdict.advertised()
+            scan.skipQuietly(bdf, what + ": IOMMU group " + group + " is advertised as " + advertised
                     + " (one device per group; the VM that gets it gets the whole group)");
             return groups;
         }

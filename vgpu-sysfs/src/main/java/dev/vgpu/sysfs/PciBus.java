@@ -11,7 +11,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 
 /**
  * The parts of {@code sys/bus/...} walking that every source shares. The bus listing, each function's driver link
@@ -24,20 +23,8 @@ final class PciBus {
     static final String MDEV_DEVICES = "sys/bus/mdev/devices";
     static final String NVIDIA_VENDOR = "10de";
 
-    /** Driver names seen in {@code driver} links: a host has a few, and each function names one of them. */
-    private static final SysfsFiles.Names DRIVER_NAMES = new SysfsFiles.Names(64);
-    /**
-     * The one failure of every function whose bus link dangles or whose directory vanished. Its text names no file
-     * (the callers name the function), so one stackless copy serves them all: a scan keeps a failure per entry, and
-     * 100,000 dangling entries each keeping their own path text did not fit the manifest's heap. Shared, so nobody
-     * may modify it (no {@code addSuppressed}): the sources catch it where they ask for the driver.
-     */
-    private static final NoSuchFileException VANISHED = new SharedRead.NoSuchFile(null, null,
-            "the function vanished or its bus link dangles");
-    /** Cap of {@link #EXPECTED_ENTRIES}: a hint, never a reservation a hostile bus could inflate. */
-    private static final int MAX_EXPECTED_ENTRIES = 1 << 16;
-    /** How many entries the last listing of each bus ({@code [0]} PCI, {@code [1]} mdev) had, plus a margin. */
-    private static final AtomicIntegerArray EXPECTED_ENTRIES = new AtomicIntegerArray(new int[] {16, 16});
+    /** The reason of {@link BusMemo#vanished}: it names no file, since the callers name the function. */
+    private static final String VANISHED = "the function vanished or its bus link dangles";
 
     private PciBus() {
     }
@@ -75,16 +62,13 @@ final class PciBus {
         if (!Files.isDirectory(root)) {
             throw new NoSuchFileException(root.toString(), null, "the host root is not a readable directory");
         }
-        int hint = busMayBeAbsent ? 1 : 0;
-        List<Entry> found = new ArrayList<>(EXPECTED_ENTRIES.get(hint));
+        List<Entry> found = new ArrayList<>();
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
             for (Path entry : entries) {
                 // Not cut from entry.toString(): the path would keep that text for the rest of the scan, one more
                 // full path per entry, which 100,000 dangling entries cannot afford within the manifest's heap.
                 found.add(new Entry(entry, entry.getFileName().toString()));
             }
-            // Sizes the next listing: the bus changes little from one scan to the next.
-            EXPECTED_ENTRIES.set(hint, Math.min(found.size() + 16, MAX_EXPECTED_ENTRIES));
         } catch (NoSuchFileException e) {
             Path bus = directory.getParent();
             if (busMayBeAbsent && !Files.exists(bus, LinkOption.NOFOLLOW_LINKS)
@@ -114,17 +98,40 @@ final class PciBus {
      * @throws IOException         when the driver entry cannot be read as a link
      */
     static String driver(Host host, Path deviceDir) throws IOException {
-        return SharedRead.once(host, new DriverLink(deviceDir));
+        return SharedRead.once(host, new DriverLink(deviceDir, host.scanScope()));
     }
 
-    private static String driverNow(Path deviceDir) throws IOException {
+    private static String driverNow(Path deviceDir, BusMemo memo) throws IOException {
         try {
-            return SysfsFiles.linkName(SysfsFiles.DRIVER.of(deviceDir), DRIVER_NAMES);
+            return SysfsFiles.linkName(SysfsFiles.DRIVER.of(deviceDir), memo.driverNames());
         } catch (NoSuchFileException e) {
             if (Files.isDirectory(deviceDir)) {
                 return null;
             }
-            throw VANISHED;
+            throw memo.vanished();
+        }
+    }
+
+    /**
+     * What the driver reads of one scan share, made on the first driver read of the scan and dropped with its scope
+     * (under {@link ScanScope#none()}, made for each read): nothing is kept from one scan or host to the next.
+     *
+     * @param driverNames the driver names seen in {@code driver} links: a host has a few, and each function names one
+     *                    of them, so the scan keeps one copy of each
+     * @param vanished    the one failure of every function of the scan whose bus link dangles or whose directory
+     *                    vanished. Its text names no file, so one stackless copy serves them all: a scan keeps a
+     *                    failure per entry, and 100,000 dangling entries each keeping their own path text did not fit
+     *                    the manifest's heap. Shared within the scan, so nobody may modify it (no
+     *                    {@code addSuppressed}): the sources catch it where they ask for the driver
+     */
+    private record BusMemo(SysfsFiles.Names driverNames, NoSuchFileException vanished) {
+
+        /** The scan-scope key of the memo; one value, since a scope belongs to one scan of one host. */
+        private static final Object KEY = BusMemo.class;
+
+        static BusMemo of(ScanScope scope) {
+            return scope.computeIfAbsent(KEY, key -> new BusMemo(new SysfsFiles.Names(64),
+                    new SharedRead.NoSuchFile(null, null, VANISHED)));
         }
     }
 
@@ -146,11 +153,15 @@ final class PciBus {
     record BusListing(Path directory) {
     }
 
-    /** The scan-scope key of a function's {@code driver} link, and its read. */
-    record DriverLink(Path function) implements SharedRead.Key<String> {
+    /**
+     * The scan-scope key of a function's {@code driver} link, and its read.
+     *
+     * @param scope the scan's scope, which holds the scan's {@link BusMemo}
+     */
+    record DriverLink(Path function, ScanScope scope) implements SharedRead.Key<String> {
         @Override
         public String read() throws IOException {
-            return driverNow(function);
+            return driverNow(function, BusMemo.of(scope));
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.vgpu.sysfs;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
@@ -103,7 +104,7 @@ class ScanScopeSharingTest extends SourceTestBase {
         assertThat(functions).hasSize(8);
         Map<Object, Integer> driverReads = CountingScope.ofType(scope.computed, PciBus.DriverLink.class);
         assertThat(driverReads.keySet()).containsExactlyInAnyOrderElementsOf(
-                functions.stream().<Object>map(PciBus.DriverLink::new).toList());
+                functions.stream().<Object>map(f -> new PciBus.DriverLink(f, scope)).toList());
         assertThat(driverReads.values()).containsOnly(1);
         // Both sources ask for every function's driver; passthrough asks again for each member of IOMMU group 41,
         // the group of an NVIDIA function on vfio-pci, when it checks that the group is viable.
@@ -148,8 +149,8 @@ class ScanScopeSharingTest extends SourceTestBase {
         assertThat(vendorReason).isEqualTo(passthroughReason);
         Path nic = pciFunctions().stream().filter(p -> p.getFileName().toString().equals(NIC)).findFirst()
                 .orElseThrow();
-        assertThat(scope.computed.get(new PciBus.DriverLink(nic))).hasValue(1);
-        assertThat(scope.asked.get(new PciBus.DriverLink(nic))).hasValue(2);
+        assertThat(scope.computed.get(new PciBus.DriverLink(nic, scope))).hasValue(1);
+        assertThat(scope.asked.get(new PciBus.DriverLink(nic, scope))).hasValue(2);
         assertThat(skips(scan(VENDOR, host().forScan()))).doesNotContainKey(NIC);
     }
 
@@ -164,5 +165,40 @@ class ScanScopeSharingTest extends SourceTestBase {
 
         assertThat(scan(VENDOR, unscoped).devices()).isEmpty();
         assertThat(skips(scan(PASSTHROUGH, unscoped))).containsKey(VF);
+    }
+
+    @Test
+    void aScanKeepsOneCopyOfEachDriverNameAndTheNextScanItsOwn() throws IOException {
+        tree.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).create();
+        tree.passthroughGpu("0000:42:00.0", 0x2335).iommuGroup(42).create();
+        Path bus = tree.path(PciBus.PCI_DEVICES);
+        Host scan = host().forScan();
+        Host nextScan = host().forScan();
+
+        String first = PciBus.driver(scan, bus.resolve("0000:41:00.0"));
+        String second = PciBus.driver(scan, bus.resolve("0000:42:00.0"));
+        String nextScans = PciBus.driver(nextScan, bus.resolve("0000:42:00.0"));
+
+        assertThat(first).isEqualTo("vfio-pci").isSameAs(second);
+        assertThat(nextScans).isEqualTo("vfio-pci").isNotSameAs(first); // no memory shared between scans
+    }
+
+    @Test
+    void vanishedFunctionsShareOneFailurePerScanNamingNoFile() {
+        tree.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).create();
+        tree.passthroughGpu("0000:42:00.0", 0x2335).iommuGroup(42).create();
+        tree.symlink(PciBus.PCI_DEVICES + "/0000:43:00.0", "../../../devices/pci0000:00/gone-1");
+        tree.symlink(PciBus.PCI_DEVICES + "/0000:44:00.0", "../../../devices/pci0000:00/gone-2");
+        Path bus = tree.path(PciBus.PCI_DEVICES);
+        Host scan = host().forScan();
+
+        Throwable first = catchThrowable(() -> PciBus.driver(scan, bus.resolve("0000:43:00.0")));
+        Throwable second = catchThrowable(() -> PciBus.driver(scan, bus.resolve("0000:44:00.0")));
+        Throwable nextScans = catchThrowable(() -> PciBus.driver(host().forScan(), bus.resolve("0000:44:00.0")));
+
+        assertThat(first).isInstanceOf(java.nio.file.NoSuchFileException.class)
+                .hasMessage("the function vanished or its bus link dangles").isSameAs(second);
+        assertThat(first.getStackTrace()).isEmpty();
+        assertThat(nextScans).hasMessage(first.getMessage()).isNotSameAs(first);
     }
 }
