@@ -13,6 +13,7 @@ import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,21 +50,32 @@ public final class XidWatcher implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(XidWatcher.class);
     private static final Duration LONGEST_WAIT = Duration.ofMinutes(1);
 
+    /** The watcher's thread by default: one named {@value #THREAD_NAME} (start() makes it a daemon thread). */
+    private static final ThreadFactory NAMED_THREAD = task -> new Thread(task, THREAD_NAME);
+
     /**
-     * What to watch for.
+     * What to watch for, and on which thread.
      *
      * @param ignoredXids XIDs that are logged but not passed to the listener
      * @param waitTimeout how long one NVML wait may block; bounds how long {@link #close()} takes
+     * @param threads     makes the watcher's one thread (a new, unstarted one; the watcher makes it a daemon thread
+     *                    and starts it); by default a thread named {@value #THREAD_NAME}
      */
-    public record Options(Set<Long> ignoredXids, Duration waitTimeout) {
+    public record Options(Set<Long> ignoredXids, Duration waitTimeout, ThreadFactory threads) {
 
         /** Copies the set and checks the timeout lies between 1 ms and 1 minute. */
         public Options {
             ignoredXids = Set.copyOf(ignoredXids);
             Objects.requireNonNull(waitTimeout, "waitTimeout");
+            Objects.requireNonNull(threads, "threads");
             if (waitTimeout.toMillis() < 1 || waitTimeout.compareTo(LONGEST_WAIT) > 0) {
                 throw new IllegalArgumentException("XID wait timeout must be between 1ms and 1m, not " + waitTimeout);
             }
+        }
+
+        /** Options with the default thread. */
+        public Options(Set<Long> ignoredXids, Duration waitTimeout) {
+            this(ignoredXids, waitTimeout, NAMED_THREAD);
         }
 
         /** {@link #DEFAULT_IGNORED_XIDS} and a 1 s wait. */
@@ -73,12 +85,17 @@ public final class XidWatcher implements AutoCloseable {
 
         /** A copy ignoring exactly these XIDs (empty: report every XID). */
         public Options withIgnoredXids(Set<Long> xids) {
-            return new Options(xids, waitTimeout);
+            return new Options(xids, waitTimeout, threads);
         }
 
         /** A copy with another wait timeout. */
         public Options withWaitTimeout(Duration timeout) {
-            return new Options(ignoredXids, timeout);
+            return new Options(ignoredXids, timeout, threads);
+        }
+
+        /** A copy whose watcher thread comes from {@code factory} (an embedder's naming, a test's record of it). */
+        public Options withThreads(ThreadFactory factory) {
+            return new Options(ignoredXids, waitTimeout, factory);
         }
     }
 
@@ -103,7 +120,8 @@ public final class XidWatcher implements AutoCloseable {
         this.unsupported = Collections.unmodifiableMap(new TreeMap<>(unsupported));
         this.options = options;
         this.listener = listener;
-        this.thread = lease == null ? null : new Thread(this::run, THREAD_NAME);
+        this.thread = lease == null ? null : Objects.requireNonNull(options.threads().newThread(this::run),
+                "the XID watcher's thread factory made no thread");
     }
 
     /**
@@ -154,8 +172,16 @@ public final class XidWatcher implements AutoCloseable {
             lease.close();
             return new XidWatcher(nvml, null, null, Map.of(), Map.of(), options, listener);
         }
-        XidWatcher watcher = new XidWatcher(nvml, lease, set, registration.watched(), registration.unsupported(),
-                options, listener);
+        XidWatcher watcher;
+        try {
+            watcher = new XidWatcher(nvml, lease, set, registration.watched(), registration.unsupported(), options,
+                    listener);
+        } catch (RuntimeException e) {
+            LOG.warn("XID watcher not started: its thread factory failed: {}", e.getMessage());
+            free(api, set);
+            lease.close();
+            return new XidWatcher(nvml, null, null, Map.of(), Map.of(), options, listener);
+        }
         LOG.info("watching critical XID errors on GPUs {}, ignoring XIDs {}",
                 new TreeSet<>(registration.watched().values()), new TreeSet<>(options.ignoredXids()));
         watcher.thread.setDaemon(true);

@@ -33,7 +33,10 @@ class XidWatcherTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(30);
     private static final long SENTINEL_XID = 999;
-    private static final XidWatcher.Options FAST = XidWatcher.Options.defaults().withWaitTimeout(Duration.ofMillis(50));
+    /** Every watcher thread of a test comes from here, so the test asks about its own threads only. */
+    private final RecordingThreads threads = new RecordingThreads(XidWatcher.THREAD_NAME);
+    private final XidWatcher.Options fast = XidWatcher.Options.defaults().withWaitTimeout(Duration.ofMillis(50))
+            .withThreads(threads);
 
     private final NvmlStub.Control stub = NvmlStub.control();
     private final Recorder recorder = new Recorder();
@@ -75,7 +78,7 @@ class XidWatcherTest {
     @AfterEach
     void close() {
         nvml.close();
-        assertThat(NvmlStub.watcherThreads()).as("watcher threads left").isZero();
+        assertThat(threads.alive()).as("watcher threads left").isZero();
         assertThat(stub.stub_live_event_sets()).as("event sets left").isZero();
         assertThat(stub.stub_init_refcount()).isZero();
         assertThat(NvmlStub.calls(stub, "nvmlShutdown")).isEqualTo(1);
@@ -84,7 +87,7 @@ class XidWatcherTest {
 
     @Test
     void deliversTheCriticalXidAndFiltersTheApplicationXid() {
-        try (XidWatcher watcher = XidWatcher.start(nvml, FAST, recorder)) {
+        try (XidWatcher watcher = XidWatcher.start(nvml, fast, recorder)) {
             assertThat(watcher.running()).isTrue();
             assertThat(watcher.watchedGpus()).containsExactlyInAnyOrder(GPU0, GPU1);
 
@@ -109,7 +112,7 @@ class XidWatcherTest {
     void ignoredXidsAreConfigurable(Set<Long> ignored, List<Xid> delivered) {
         stub.stub_queue_event(0, XID, SENTINEL_XID);
 
-        try (XidWatcher watcher = XidWatcher.start(nvml, FAST.withIgnoredXids(ignored), recorder)) {
+        try (XidWatcher watcher = XidWatcher.start(nvml, fast.withIgnoredXids(ignored), recorder)) {
             assertThat(recorder.untilSentinel()).isEqualTo(delivered);
             assertThat(watcher.running()).isTrue();
         }
@@ -123,7 +126,7 @@ class XidWatcherTest {
 
     @Test
     void gpusThatCannotReportXidsAreToldOnceEach() {
-        try (XidWatcher watcher = XidWatcher.start(nvml, FAST, recorder)) {
+        try (XidWatcher watcher = XidWatcher.start(nvml, fast, recorder)) {
             await().atMost(PATIENCE).until(() -> recorder.unsupported.size() == 2 && !recorder.xids.isEmpty());
             assertThat(watcher.watchedGpus()).doesNotContain(GPU2_MANY_TYPES, GPU3_NO_VGPU);
         }
@@ -142,7 +145,7 @@ class XidWatcherTest {
         stub.stub_queue_event(-1, XID, 48);
         stub.stub_queue_event(0, XID, SENTINEL_XID);
 
-        try (XidWatcher watcher = XidWatcher.start(nvml, FAST, recorder)) {
+        try (XidWatcher watcher = XidWatcher.start(nvml, fast, recorder)) {
             assertThat(recorder.untilSentinel()).containsExactly(new Xid(GPU0, 48), new Xid(GPU1, 48));
             assertThat(watcher.watchedGpus()).containsExactlyInAnyOrder(GPU0, GPU1);
         }
@@ -160,7 +163,7 @@ class XidWatcherTest {
             throw new IllegalStateException("listener bug");
         };
 
-        try (XidWatcher watcher = XidWatcher.start(nvml, FAST, throwing)) {
+        try (XidWatcher watcher = XidWatcher.start(nvml, fast, throwing)) {
             assertThat(recorder.untilSentinel()).containsExactly(new Xid(GPU1, 79));
             assertThat(watcher.running()).isTrue();
         }
@@ -168,14 +171,14 @@ class XidWatcherTest {
 
     @Test
     void waitsWithTheConfiguredTimeoutAndCloseLeavesNoThread() {
-        XidWatcher watcher = XidWatcher.start(nvml, FAST.withWaitTimeout(Duration.ofMillis(75)), recorder);
+        XidWatcher watcher = XidWatcher.start(nvml, fast.withWaitTimeout(Duration.ofMillis(75)), recorder);
         await().atMost(PATIENCE).until(() -> NvmlStub.calls(stub, "nvmlEventSetWait_v2") >= 3);
 
         watcher.close();
 
         assertThat(stub.stub_last_wait_timeout()).isEqualTo(75);
         assertThat(watcher.running()).isFalse();
-        assertThat(NvmlStub.watcherThreads()).isZero();
+        assertThat(threads.alive()).isZero();
         assertThat(stub.stub_live_event_sets()).isZero();
         assertThat(nvml.available()).as("closing a watcher leaves NVML open").isTrue();
         assertThat(stub.stub_init_refcount()).isEqualTo(1);
@@ -184,8 +187,8 @@ class XidWatcherTest {
     @Test
     void aFailingWaitBacksOffInsteadOfSpinningAndStillStopsAtOnce() {
         stub.stub_set_wait_result(15); // NVML_ERROR_GPU_IS_LOST, answered immediately
-        XidWatcher watcher = XidWatcher.start(nvml, FAST.withWaitTimeout(Duration.ofMinutes(1)), recorder);
-        Thread thread = watcherThread();
+        XidWatcher watcher = XidWatcher.start(nvml, fast.withWaitTimeout(Duration.ofMinutes(1)), recorder);
+        Thread thread = threads.last();
 
         await().atMost(PATIENCE).until(() -> thread.getState() == Thread.State.TIMED_WAITING);
         assertThat(NvmlStub.calls(stub, "nvmlEventSetWait_v2")).as("one failed wait, then a pause").isEqualTo(1);
@@ -197,8 +200,8 @@ class XidWatcherTest {
 
     @Test
     void closingNvmlStopsItsWatchersBeforeShuttingDown() {
-        XidWatcher watcher = XidWatcher.start(nvml, FAST, recorder);
-        Thread thread = watcherThread();
+        XidWatcher watcher = XidWatcher.start(nvml, fast, recorder);
+        Thread thread = threads.last();
 
         nvml.close();
 
@@ -217,8 +220,8 @@ class XidWatcherTest {
         };
         stub.stub_clear_events();
 
-        self.set(XidWatcher.start(nvml, FAST, closing));
-        Thread thread = watcherThread();
+        self.set(XidWatcher.start(nvml, fast, closing));
+        Thread thread = threads.last();
         stub.stub_queue_event(1, XID, 79);
 
         await().atMost(PATIENCE).until(() -> !thread.isAlive());
@@ -230,10 +233,10 @@ class XidWatcherTest {
     void manyStartsAndStopsLeaveNothingBehind() {
         for (int i = 0; i < 30; i++) {
             stub.stub_queue_event(1, XID, 79);
-            try (XidWatcher watcher = XidWatcher.start(nvml, FAST, (gpu, xid) -> { })) {
+            try (XidWatcher watcher = XidWatcher.start(nvml, fast, (gpu, xid) -> { })) {
                 assertThat(watcher.watchedGpus()).hasSize(2);
             }
-            assertThat(NvmlStub.watcherThreads()).as("iteration %d", i).isZero();
+            assertThat(threads.alive()).as("iteration %d", i).isZero();
             assertThat(stub.stub_live_event_sets()).as("iteration %d", i).isZero();
             assertThat(stub.stub_init_refcount()).as("iteration %d", i).isEqualTo(1);
         }
@@ -249,7 +252,7 @@ class XidWatcherTest {
             Thread starter = new Thread(() -> {
                 go.countDown();
                 awaitQuietly(go);
-                started.set(XidWatcher.start(racing, FAST, (gpu, xid) -> { }));
+                started.set(XidWatcher.start(racing, fast, (gpu, xid) -> { }));
             });
             starter.start();
             go.countDown();
@@ -261,7 +264,7 @@ class XidWatcherTest {
             starter.join();
             started.get().close();
 
-            assertThat(NvmlStub.watcherThreads()).as("iteration %d", i).isZero();
+            assertThat(threads.alive()).as("iteration %d", i).isZero();
             assertThat(stub.stub_live_event_sets()).as("iteration %d", i).isZero();
             assertThat(stub.stub_init_refcount()).as("iteration %d", i).isZero();
         }
@@ -270,10 +273,34 @@ class XidWatcherTest {
     }
 
     @Test
+    void theWatcherRunsOnTheThreadItsOptionsMake() {
+        stub.stub_clear_events();
+        XidWatcher.Options named = fast.withThreads(task -> new Thread(task, "embedder-xid"));
+        try (XidWatcher watcher = XidWatcher.start(nvml, named.withIgnoredXids(Set.of()), recorder)) {
+            stub.stub_queue_event(1, XID, 79);
+            await().atMost(PATIENCE).until(() -> !recorder.threads.isEmpty());
+            assertThat(watcher.running()).isTrue();
+        }
+        assertThat(recorder.threads).containsOnly("embedder-xid");
+        assertThat(XidWatcher.Options.defaults().threads().newThread(() -> { }).getName())
+                .isEqualTo(XidWatcher.THREAD_NAME);
+    }
+
+    @Test
+    void aThreadFactoryThatMakesNoThreadLeavesAWatcherOfNothingAndNothingOpen() {
+        try (XidWatcher watcher = XidWatcher.start(nvml, fast.withThreads(task -> null), recorder)) {
+            assertThat(watcher.running()).isFalse();
+            assertThat(watcher.watchedGpus()).isEmpty();
+        }
+        assertThat(stub.stub_live_event_sets()).isZero();
+        assertThat(stub.stub_init_refcount()).isEqualTo(1);
+    }
+
+    @Test
     void optionsRejectNonsenseTimeouts() {
-        assertThatThrownBy(() -> FAST.withWaitTimeout(Duration.ZERO))
+        assertThatThrownBy(() -> fast.withWaitTimeout(Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("between 1ms and 1m");
-        assertThatThrownBy(() -> FAST.withWaitTimeout(Duration.ofHours(1)))
+        assertThatThrownBy(() -> fast.withWaitTimeout(Duration.ofHours(1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("between 1ms and 1m");
     }
 
@@ -283,11 +310,5 @@ class XidWatcherTest {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-    }
-
-    private static Thread watcherThread() {
-        return Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> XidWatcher.THREAD_NAME.equals(t.getName()))
-                .findFirst().orElseThrow();
     }
 }
