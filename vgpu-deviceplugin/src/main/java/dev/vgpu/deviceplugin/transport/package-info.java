@@ -1,2 +1,0 @@
-/** Internal plumbing: gRPC servers and channels on unix domain sockets with shaded Netty epoll. */
-package dev.vgpu.deviceplugin.transport;
