@@ -60,7 +60,7 @@ class DaemonJarContentsIT {
     @Test
     void leavesOutUnusedProtosButKeepsTheKubeletApi() {
         assertThat(entries).noneMatch(e -> e.startsWith("com/google/rpc/") || e.startsWith("com/google/type/"));
-        assertThat(entries).contains("dev/vgpu/deviceplugin/v1beta1/AllocateRequest.class",
+        assertThat(entries).contains("dev/vgpu/kubelet/api/v1beta1/AllocateRequest.class",
                 "com/google/protobuf/GeneratedMessageV3.class");
     }
 
