@@ -9,7 +9,7 @@
 module dev.vgpu.deviceplugin {
     requires transitive dev.vgpu.core;
     requires dev.vgpu.attach;
-    requires dev.vgpu.kubelet.api;
+    requires dev.vgpu.kubelet;
     requires org.slf4j;
     requires io.grpc;
     requires io.grpc.stub;
