@@ -11,7 +11,7 @@ module dev.vgpu.dra {
     requires transitive dev.vgpu.core;
     requires transitive dev.vgpu.attach;
     // For its unix-socket gRPC transport only (a qualified export to this module).
-    requires dev.vgpu.deviceplugin;
+    requires dev.vgpu.kubelet;
     requires org.slf4j;
     requires io.grpc;
     requires io.grpc.stub;

@@ -1,11 +1,10 @@
 /**
- * Test fixtures for users of the vgpu library: {@link dev.vgpu.testing.SysfsTree} writes a host tree
- * ({@code sys/...} and {@code dev/...}) that looks like a real GPU host, on any file system;
- * {@link dev.vgpu.testing.DeviceSourceContract} is the generic JUnit 5 contract a source's tests extend.
+ * Host trees for users of the vgpu library: {@link dev.vgpu.testing.SysfsTree} writes a host tree
+ * ({@code sys/...} and {@code dev/...}) that looks like a real GPU host, on any file system. No test framework:
+ * the JUnit contract every source's tests extend is in {@code vgpu-source-contract}.
  */
 module dev.vgpu.testing {
     requires transitive dev.vgpu.core;
-    requires transitive org.junit.jupiter.api;
 
     exports dev.vgpu.testing;
 }

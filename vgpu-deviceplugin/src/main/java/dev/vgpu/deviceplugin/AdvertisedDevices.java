@@ -2,9 +2,9 @@ package dev.vgpu.deviceplugin;
 
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
-import dev.vgpu.deviceplugin.v1beta1.ListAndWatchResponse;
-import dev.vgpu.deviceplugin.v1beta1.NUMANode;
-import dev.vgpu.deviceplugin.v1beta1.TopologyInfo;
+import dev.vgpu.kubelet.api.v1beta1.ListAndWatchResponse;
+import dev.vgpu.kubelet.api.v1beta1.NUMANode;
+import dev.vgpu.kubelet.api.v1beta1.TopologyInfo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -127,7 +127,7 @@ record AdvertisedDevices(List<Device> devices, Map<String, DeviceHealth> health)
         boolean topology = !withholdsTopology();
         ListAndWatchResponse.Builder out = ListAndWatchResponse.newBuilder();
         for (Device device : devices) {
-            dev.vgpu.deviceplugin.v1beta1.Device.Builder d = dev.vgpu.deviceplugin.v1beta1.Device.newBuilder()
+            dev.vgpu.kubelet.api.v1beta1.Device.Builder d = dev.vgpu.kubelet.api.v1beta1.Device.newBuilder()
                     .setID(device.id())
                     .setHealth(health.get(device.id()).healthy() ? HEALTHY : UNHEALTHY);
             if (topology) {

@@ -6,11 +6,11 @@ import dev.vgpu.attach.Handovers;
 import dev.vgpu.attach.VfioNodes;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.core.Snapshot;
-import dev.vgpu.deviceplugin.v1beta1.AllocateRequest;
-import dev.vgpu.deviceplugin.v1beta1.AllocateResponse;
-import dev.vgpu.deviceplugin.v1beta1.ContainerAllocateRequest;
-import dev.vgpu.deviceplugin.v1beta1.ContainerAllocateResponse;
-import dev.vgpu.deviceplugin.v1beta1.DeviceSpec;
+import dev.vgpu.kubelet.api.v1beta1.AllocateRequest;
+import dev.vgpu.kubelet.api.v1beta1.AllocateResponse;
+import dev.vgpu.kubelet.api.v1beta1.ContainerAllocateRequest;
+import dev.vgpu.kubelet.api.v1beta1.ContainerAllocateResponse;
+import dev.vgpu.kubelet.api.v1beta1.DeviceSpec;
 import io.grpc.Status;
 import io.grpc.StatusException;
 

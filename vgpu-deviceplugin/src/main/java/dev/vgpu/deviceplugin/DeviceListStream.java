@@ -1,6 +1,6 @@
 package dev.vgpu.deviceplugin;
 
-import dev.vgpu.deviceplugin.v1beta1.ListAndWatchResponse;
+import dev.vgpu.kubelet.api.v1beta1.ListAndWatchResponse;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.util.concurrent.atomic.AtomicInteger;

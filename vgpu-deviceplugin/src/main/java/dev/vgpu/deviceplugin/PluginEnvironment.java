@@ -3,7 +3,7 @@ package dev.vgpu.deviceplugin;
 import dev.vgpu.attach.Handovers;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.Snapshot;
-import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
+import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.InstantSource;

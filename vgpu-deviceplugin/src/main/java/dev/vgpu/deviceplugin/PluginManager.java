@@ -12,7 +12,7 @@ import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.SnapshotSink;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Host;
-import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
+import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;

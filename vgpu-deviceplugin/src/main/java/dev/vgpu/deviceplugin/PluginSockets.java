@@ -1,7 +1,7 @@
 package dev.vgpu.deviceplugin;
 
 import dev.vgpu.core.ResourceName;
-import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
+import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;

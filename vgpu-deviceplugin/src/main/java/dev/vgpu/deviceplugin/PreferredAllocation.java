@@ -1,10 +1,10 @@
 package dev.vgpu.deviceplugin;
 
 import dev.vgpu.core.Device;
-import dev.vgpu.deviceplugin.v1beta1.ContainerPreferredAllocationRequest;
-import dev.vgpu.deviceplugin.v1beta1.ContainerPreferredAllocationResponse;
-import dev.vgpu.deviceplugin.v1beta1.PreferredAllocationRequest;
-import dev.vgpu.deviceplugin.v1beta1.PreferredAllocationResponse;
+import dev.vgpu.kubelet.api.v1beta1.ContainerPreferredAllocationRequest;
+import dev.vgpu.kubelet.api.v1beta1.ContainerPreferredAllocationResponse;
+import dev.vgpu.kubelet.api.v1beta1.PreferredAllocationRequest;
+import dev.vgpu.kubelet.api.v1beta1.PreferredAllocationResponse;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import java.util.ArrayList;

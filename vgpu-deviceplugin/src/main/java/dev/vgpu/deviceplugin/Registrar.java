@@ -2,10 +2,10 @@ package dev.vgpu.deviceplugin;
 
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.core.internal.GoDurations;
-import dev.vgpu.deviceplugin.v1beta1.DevicePluginOptions;
-import dev.vgpu.deviceplugin.v1beta1.Empty;
-import dev.vgpu.deviceplugin.v1beta1.RegisterRequest;
-import dev.vgpu.deviceplugin.v1beta1.RegistrationGrpc;
+import dev.vgpu.kubelet.api.v1beta1.DevicePluginOptions;
+import dev.vgpu.kubelet.api.v1beta1.Empty;
+import dev.vgpu.kubelet.api.v1beta1.RegisterRequest;
+import dev.vgpu.kubelet.api.v1beta1.RegistrationGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;

@@ -1,10 +1,10 @@
 package dev.vgpu.deviceplugin;
 
 import dev.vgpu.core.internal.Printable;
-import dev.vgpu.deviceplugin.v1beta1.AllocateRequest;
-import dev.vgpu.deviceplugin.v1beta1.ContainerAllocateRequest;
-import dev.vgpu.deviceplugin.v1beta1.ContainerPreferredAllocationRequest;
-import dev.vgpu.deviceplugin.v1beta1.PreferredAllocationRequest;
+import dev.vgpu.kubelet.api.v1beta1.AllocateRequest;
+import dev.vgpu.kubelet.api.v1beta1.ContainerAllocateRequest;
+import dev.vgpu.kubelet.api.v1beta1.ContainerPreferredAllocationRequest;
+import dev.vgpu.kubelet.api.v1beta1.PreferredAllocationRequest;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import java.util.List;

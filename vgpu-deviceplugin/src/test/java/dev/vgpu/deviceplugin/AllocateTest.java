@@ -13,11 +13,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.vgpu.core.Snapshot;
-import dev.vgpu.deviceplugin.v1beta1.AllocateRequest;
-import dev.vgpu.deviceplugin.v1beta1.AllocateResponse;
-import dev.vgpu.deviceplugin.v1beta1.ContainerAllocateRequest;
-import dev.vgpu.deviceplugin.v1beta1.ContainerAllocateResponse;
-import dev.vgpu.deviceplugin.v1beta1.DeviceSpec;
+import dev.vgpu.kubelet.api.v1beta1.AllocateRequest;
+import dev.vgpu.kubelet.api.v1beta1.AllocateResponse;
+import dev.vgpu.kubelet.api.v1beta1.ContainerAllocateRequest;
+import dev.vgpu.kubelet.api.v1beta1.ContainerAllocateResponse;
+import dev.vgpu.kubelet.api.v1beta1.DeviceSpec;
 import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.ResourceName;

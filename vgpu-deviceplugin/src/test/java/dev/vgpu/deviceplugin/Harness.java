@@ -2,7 +2,7 @@ package dev.vgpu.deviceplugin;
 
 import dev.vgpu.core.Reconciler;
 import dev.vgpu.core.Snapshot;
-import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
+import dev.vgpu.kubelet.standin.StandInKubelet;
 import dev.vgpu.sysfs.MdevSource;
 import dev.vgpu.sysfs.PassthroughSource;
 import dev.vgpu.sysfs.VendorVfioSource;

@@ -10,8 +10,8 @@ import static dev.vgpu.deviceplugin.Fixtures.vf;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vgpu.core.PciAddress;
-import dev.vgpu.deviceplugin.kubelet.DeviceState;
-import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
+import dev.vgpu.kubelet.standin.DeviceState;
+import dev.vgpu.kubelet.standin.StandInKubelet;
 import dev.vgpu.testing.SysfsTree;
 import java.nio.file.Path;
 import java.util.Map;

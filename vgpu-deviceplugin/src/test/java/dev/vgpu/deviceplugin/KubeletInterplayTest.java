@@ -8,8 +8,8 @@ import static dev.vgpu.deviceplugin.Fixtures.vf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.vgpu.deviceplugin.kubelet.DeviceState;
-import dev.vgpu.deviceplugin.kubelet.Registration;
+import dev.vgpu.kubelet.standin.DeviceState;
+import dev.vgpu.kubelet.standin.Registration;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ServerSocketChannel;

@@ -14,8 +14,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.Host;
-import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
-import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
+import dev.vgpu.kubelet.standin.StandInKubelet;
+import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -8,7 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.ResourceName;
-import dev.vgpu.deviceplugin.kubelet.Registration;
+import dev.vgpu.kubelet.standin.Registration;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -7,8 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
-import dev.vgpu.deviceplugin.kubelet.DeviceState;
-import dev.vgpu.deviceplugin.v1beta1.ListAndWatchResponse;
+import dev.vgpu.kubelet.standin.DeviceState;
+import dev.vgpu.kubelet.api.v1beta1.ListAndWatchResponse;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.OptionalInt;
@@ -134,7 +134,7 @@ class NumaTopologyTest {
         return received(h.kubelet);
     }
 
-    private static List<DeviceState> received(dev.vgpu.deviceplugin.kubelet.StandInKubelet kubelet) {
+    private static List<DeviceState> received(dev.vgpu.kubelet.standin.StandInKubelet kubelet) {
         return kubelet.resources().getOrDefault(L40S_1Q.fullName(), List.of());
     }
 

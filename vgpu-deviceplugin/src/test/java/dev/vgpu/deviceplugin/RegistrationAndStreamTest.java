@@ -7,8 +7,8 @@ import static dev.vgpu.deviceplugin.Fixtures.snapshot;
 import static dev.vgpu.deviceplugin.Fixtures.vf;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.vgpu.deviceplugin.kubelet.DeviceState;
-import dev.vgpu.deviceplugin.kubelet.Registration;
+import dev.vgpu.kubelet.standin.DeviceState;
+import dev.vgpu.kubelet.standin.Registration;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

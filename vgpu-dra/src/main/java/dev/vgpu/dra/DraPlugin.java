@@ -4,7 +4,7 @@ import dev.vgpu.attach.Handovers;
 import dev.vgpu.core.Plan;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.SnapshotSink;
-import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
+import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import io.grpc.BindableService;
 import io.grpc.Server;
 import java.io.IOException;

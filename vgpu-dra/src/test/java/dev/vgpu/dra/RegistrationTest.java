@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.vgpu.attach.Handovers;
 import dev.vgpu.core.spi.Host;
-import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
+import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import dev.vgpu.dra.grpc.registration.PluginInfo;
 import java.io.IOException;
 import java.nio.file.Files;

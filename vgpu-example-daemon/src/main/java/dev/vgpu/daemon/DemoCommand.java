@@ -1,11 +1,11 @@
 package dev.vgpu.daemon;
 
 import dev.vgpu.core.RescanInterval;
-import dev.vgpu.deviceplugin.kubelet.DeviceState;
-import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
-import dev.vgpu.deviceplugin.v1beta1.AllocateResponse;
-import dev.vgpu.deviceplugin.v1beta1.ContainerAllocateResponse;
-import dev.vgpu.deviceplugin.v1beta1.DeviceSpec;
+import dev.vgpu.kubelet.standin.DeviceState;
+import dev.vgpu.kubelet.standin.StandInKubelet;
+import dev.vgpu.kubelet.api.v1beta1.AllocateResponse;
+import dev.vgpu.kubelet.api.v1beta1.ContainerAllocateResponse;
+import dev.vgpu.kubelet.api.v1beta1.DeviceSpec;
 import dev.vgpu.testing.SysfsTree;
 import java.io.PrintWriter;
 import java.nio.file.Files;

@@ -15,7 +15,7 @@ import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.Scanner;
 import dev.vgpu.core.spi.VgpuTypeResolver;
 import dev.vgpu.deviceplugin.PluginManager;
-import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
+import dev.vgpu.kubelet.standin.StandInKubelet;
 import dev.vgpu.sysfs.PassthroughSource;
 import dev.vgpu.testing.SysfsTree;
 import java.io.IOException;

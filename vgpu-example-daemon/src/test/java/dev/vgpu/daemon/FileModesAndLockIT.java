@@ -2,7 +2,7 @@ package dev.vgpu.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
+import dev.vgpu.kubelet.standin.StandInKubelet;
 import dev.vgpu.testing.SysfsTree;
 import java.io.IOException;
 import java.nio.file.Files;

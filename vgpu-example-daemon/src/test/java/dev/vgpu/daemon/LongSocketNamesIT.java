@@ -3,9 +3,9 @@ package dev.vgpu.daemon;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
-import dev.vgpu.deviceplugin.kubelet.DeviceState;
-import dev.vgpu.deviceplugin.kubelet.Registration;
-import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
+import dev.vgpu.kubelet.standin.DeviceState;
+import dev.vgpu.kubelet.standin.Registration;
+import dev.vgpu.kubelet.standin.StandInKubelet;
 import dev.vgpu.testing.SysfsTree;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -3,7 +3,7 @@ package dev.vgpu.daemon;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vgpu.daemon.fixture.HoldingSource;
-import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
+import dev.vgpu.kubelet.standin.StandInKubelet;
 import dev.vgpu.testing.SysfsTree;
 import java.io.File;
 import java.nio.file.Files;

@@ -1,7 +1,7 @@
 package dev.vgpu.sysfs;
 
 import dev.vgpu.core.spi.DeviceSource;
-import dev.vgpu.testing.DeviceSourceContract;
+import dev.vgpu.testing.contract.DeviceSourceContract;
 import dev.vgpu.testing.SysfsTree;
 
 /** The generic DeviceSource contract of vgpu-testing, run against the VendorVfioSource source. */

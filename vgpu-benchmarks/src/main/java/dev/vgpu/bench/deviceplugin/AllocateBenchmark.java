@@ -1,11 +1,11 @@
 package dev.vgpu.bench.deviceplugin;
 
-import dev.vgpu.deviceplugin.v1beta1.AllocateRequest;
-import dev.vgpu.deviceplugin.v1beta1.AllocateResponse;
-import dev.vgpu.deviceplugin.v1beta1.ContainerAllocateRequest;
-import dev.vgpu.deviceplugin.v1beta1.DevicePluginGrpc;
-import dev.vgpu.deviceplugin.v1beta1.DevicePluginOptions;
-import dev.vgpu.deviceplugin.v1beta1.Empty;
+import dev.vgpu.kubelet.api.v1beta1.AllocateRequest;
+import dev.vgpu.kubelet.api.v1beta1.AllocateResponse;
+import dev.vgpu.kubelet.api.v1beta1.ContainerAllocateRequest;
+import dev.vgpu.kubelet.api.v1beta1.DevicePluginGrpc;
+import dev.vgpu.kubelet.api.v1beta1.DevicePluginOptions;
+import dev.vgpu.kubelet.api.v1beta1.Empty;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;

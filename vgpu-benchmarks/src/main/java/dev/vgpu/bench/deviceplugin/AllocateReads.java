@@ -1,8 +1,8 @@
 package dev.vgpu.bench.deviceplugin;
 
-import dev.vgpu.deviceplugin.v1beta1.AllocateRequest;
-import dev.vgpu.deviceplugin.v1beta1.ContainerAllocateRequest;
-import dev.vgpu.deviceplugin.v1beta1.DevicePluginGrpc;
+import dev.vgpu.kubelet.api.v1beta1.AllocateRequest;
+import dev.vgpu.kubelet.api.v1beta1.ContainerAllocateRequest;
+import dev.vgpu.kubelet.api.v1beta1.DevicePluginGrpc;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,9 +1,9 @@
 package dev.vgpu.bench.deviceplugin;
 
 import dev.vgpu.core.Snapshot;
-import dev.vgpu.deviceplugin.v1beta1.DevicePluginGrpc;
-import dev.vgpu.deviceplugin.v1beta1.Empty;
-import dev.vgpu.deviceplugin.v1beta1.ListAndWatchResponse;
+import dev.vgpu.kubelet.api.v1beta1.DevicePluginGrpc;
+import dev.vgpu.kubelet.api.v1beta1.Empty;
+import dev.vgpu.kubelet.api.v1beta1.ListAndWatchResponse;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.util.concurrent.BlockingQueue;

@@ -1,7 +1,7 @@
 package dev.vgpu.bench.e2e;
 
 import dev.vgpu.bench.sysfs.LargeHost;
-import dev.vgpu.deviceplugin.kubelet.StandInKubelet;
+import dev.vgpu.kubelet.standin.StandInKubelet;
 import dev.vgpu.testing.SysfsTree;
 import java.io.BufferedReader;
 import java.io.IOException;

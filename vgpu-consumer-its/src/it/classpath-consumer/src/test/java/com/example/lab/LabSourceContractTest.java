@@ -1,10 +1,10 @@
 package com.example.lab;
 
 import dev.vgpu.core.spi.DeviceSource;
-import dev.vgpu.testing.DeviceSourceContract;
+import dev.vgpu.testing.contract.DeviceSourceContract;
 import dev.vgpu.testing.SysfsTree;
 
-/** Runs the generic DeviceSource contract of vgpu-testing against LabSource. */
+/** Runs the generic DeviceSource contract of vgpu-source-contract against LabSource. */
 class LabSourceContractTest extends DeviceSourceContract {
     @Override
     protected DeviceSource source() {

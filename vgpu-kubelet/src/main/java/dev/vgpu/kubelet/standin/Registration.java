@@ -1,6 +1,6 @@
-package dev.vgpu.deviceplugin.kubelet;
+package dev.vgpu.kubelet.standin;
 
-import dev.vgpu.deviceplugin.v1beta1.RegisterRequest;
+import dev.vgpu.kubelet.api.v1beta1.RegisterRequest;
 
 /**
  * One {@code Register} call the stand-in kubelet received, as sent.

@@ -1,11 +1,11 @@
-package dev.vgpu.deviceplugin.transport;
+package dev.vgpu.kubelet.api.transport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.vgpu.deviceplugin.v1beta1.AllocateRequest;
-import dev.vgpu.deviceplugin.v1beta1.AllocateResponse;
-import dev.vgpu.deviceplugin.v1beta1.DevicePluginGrpc;
+import dev.vgpu.kubelet.api.v1beta1.AllocateRequest;
+import dev.vgpu.kubelet.api.v1beta1.AllocateResponse;
+import dev.vgpu.kubelet.api.v1beta1.DevicePluginGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.Status;

@@ -1,2 +1,2 @@
 /** Internal plumbing: gRPC servers and channels on unix domain sockets with shaded Netty epoll. */
-package dev.vgpu.deviceplugin.transport;
+package dev.vgpu.kubelet.api.transport;

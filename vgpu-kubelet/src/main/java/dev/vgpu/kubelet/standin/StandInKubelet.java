@@ -1,17 +1,17 @@
-package dev.vgpu.deviceplugin.kubelet;
+package dev.vgpu.kubelet.standin;
 
-import dev.vgpu.deviceplugin.transport.UnixDomainTransport;
-import dev.vgpu.deviceplugin.v1beta1.AllocateRequest;
-import dev.vgpu.deviceplugin.v1beta1.AllocateResponse;
-import dev.vgpu.deviceplugin.v1beta1.ContainerAllocateRequest;
-import dev.vgpu.deviceplugin.v1beta1.ContainerPreferredAllocationRequest;
-import dev.vgpu.deviceplugin.v1beta1.DevicePluginGrpc;
-import dev.vgpu.deviceplugin.v1beta1.DevicePluginOptions;
-import dev.vgpu.deviceplugin.v1beta1.Empty;
-import dev.vgpu.deviceplugin.v1beta1.ListAndWatchResponse;
-import dev.vgpu.deviceplugin.v1beta1.PreferredAllocationRequest;
-import dev.vgpu.deviceplugin.v1beta1.RegisterRequest;
-import dev.vgpu.deviceplugin.v1beta1.RegistrationGrpc;
+import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
+import dev.vgpu.kubelet.api.v1beta1.AllocateRequest;
+import dev.vgpu.kubelet.api.v1beta1.AllocateResponse;
+import dev.vgpu.kubelet.api.v1beta1.ContainerAllocateRequest;
+import dev.vgpu.kubelet.api.v1beta1.ContainerPreferredAllocationRequest;
+import dev.vgpu.kubelet.api.v1beta1.DevicePluginGrpc;
+import dev.vgpu.kubelet.api.v1beta1.DevicePluginOptions;
+import dev.vgpu.kubelet.api.v1beta1.Empty;
+import dev.vgpu.kubelet.api.v1beta1.ListAndWatchResponse;
+import dev.vgpu.kubelet.api.v1beta1.PreferredAllocationRequest;
+import dev.vgpu.kubelet.api.v1beta1.RegisterRequest;
+import dev.vgpu.kubelet.api.v1beta1.RegistrationGrpc;
 import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
@@ -254,7 +254,7 @@ public final class StandInKubelet implements AutoCloseable {
 
     private static List<DeviceState> devices(ListAndWatchResponse list) {
         List<DeviceState> out = new ArrayList<>();
-        for (dev.vgpu.deviceplugin.v1beta1.Device d : list.getDevicesList()) {
+        for (dev.vgpu.kubelet.api.v1beta1.Device d : list.getDevicesList()) {
             OptionalInt numa = d.hasTopology() && d.getTopology().getNodesCount() > 0
                     ? OptionalInt.of((int) d.getTopology().getNodes(0).getID()) : OptionalInt.empty();
             out.add(new DeviceState(d.getID(), d.getHealth(), numa));

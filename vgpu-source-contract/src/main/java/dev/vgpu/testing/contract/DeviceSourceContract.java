@@ -1,4 +1,4 @@
-package dev.vgpu.testing;
+package dev.vgpu.testing.contract;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -11,6 +11,7 @@ import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
+import dev.vgpu.testing.SysfsTree;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

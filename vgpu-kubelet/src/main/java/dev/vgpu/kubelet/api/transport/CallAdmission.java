@@ -1,4 +1,4 @@
-package dev.vgpu.deviceplugin.transport;
+package dev.vgpu.kubelet.api.transport;
 
 import io.grpc.ForwardingServerCallListener;
 import io.grpc.Metadata;

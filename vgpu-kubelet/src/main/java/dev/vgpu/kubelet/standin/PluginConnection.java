@@ -1,7 +1,7 @@
-package dev.vgpu.deviceplugin.kubelet;
+package dev.vgpu.kubelet.standin;
 
-import dev.vgpu.deviceplugin.v1beta1.DevicePluginGrpc;
-import dev.vgpu.deviceplugin.v1beta1.DevicePluginOptions;
+import dev.vgpu.kubelet.api.v1beta1.DevicePluginGrpc;
+import dev.vgpu.kubelet.api.v1beta1.DevicePluginOptions;
 import io.grpc.ManagedChannel;
 import java.util.concurrent.TimeUnit;
 

@@ -1,4 +1,4 @@
-package dev.vgpu.deviceplugin.transport;
+package dev.vgpu.kubelet.api.transport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

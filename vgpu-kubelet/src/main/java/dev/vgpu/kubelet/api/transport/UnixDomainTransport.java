@@ -1,4 +1,4 @@
-package dev.vgpu.deviceplugin.transport;
+package dev.vgpu.kubelet.api.transport;
 
 import io.grpc.BindableService;
 import io.grpc.ManagedChannel;
@@ -45,7 +45,7 @@ import org.slf4j.LoggerFactory;
  *     ...
  * }
  * }</pre>
- * This class is the adapter's internal plumbing, public only so that {@code dev.vgpu.deviceplugin.kubelet} can
+ * This class is the adapter's internal plumbing, public only so that {@code dev.vgpu.kubelet.standin} can
  * share it; it is not a stable API.
  */
 public final class UnixDomainTransport implements AutoCloseable {

@@ -1,4 +1,4 @@
-package dev.vgpu.deviceplugin.kubelet;
+package dev.vgpu.kubelet.standin;
 
 import java.util.List;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package dev.vgpu.deviceplugin.transport;
+package dev.vgpu.kubelet.api.transport;
 
 import java.time.Duration;
 import java.util.Objects;
