@@ -155,6 +155,12 @@ final class GpuFaults {
         }
     }
 
+    /** Cancels every recovery timer (the manager closes): no task of this manager stays on its scheduler. */
+    void close() {
+        faults.values().forEach(GpuFaults::cancel);
+        faults.clear();
+    }
+
     /** The GPUs with a fault now, sorted (for tests and status). */
     SortedSet<PciAddress> faultyGpus() {
         return new TreeSet<>(faults.keySet());

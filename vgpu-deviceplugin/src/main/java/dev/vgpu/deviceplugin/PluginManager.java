@@ -352,6 +352,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
                     return Optional.<List<Runnable>>empty();
                 }
                 closed = true;
+                faults.close();
                 List<Runnable> rest = plugins.values().stream().map(ResourcePlugin::stop).toList();
                 plugins.clear();
                 publishPlugins();

@@ -241,6 +241,19 @@ class GpuFaultRecoveryTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("zero or positive");
     }
 
+    @Test
+    void closingTheManagerLeavesNoRecoveryTimerOnTheInjectedScheduler() {
+        manager.apply(snapshot(passthrough(GPU.toString(), 41, 0)));
+        manager.markGpuUnhealthy(GPU, "critical XID 79");
+        assertThat(clock.pending()).contains(QUIET);
+
+        manager.close();
+
+        assertThat(clock.pending()).isEmpty();
+        clock.forward(QUIET);
+        assertThat(probed).isEmpty();
+    }
+
     private static Device onInstance(Device d, int instance) {
         return Device.builder(d.id(), d.resource(), d.source(), d.attachment()).parent(d.parent().orElseThrow())
                 .iommuGroup(d.iommuGroup().orElseThrow()).numaNode(d.numaNode()).gpuInstance(OptionalInt.of(instance))

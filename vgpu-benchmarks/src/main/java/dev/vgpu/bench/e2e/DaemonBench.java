@@ -272,6 +272,25 @@ public final class DaemonBench {
                 "the same without `--config`, paired", without, 1e6);
         System.out.printf(Locale.ROOT, "| `--config` adds to `serve` start, per pair (ms) | %.1f | %.1f | | | | |%n",
                 min(added) / 1e6, median(added) / 1e6);
+        // The parser's share alone: a cold discover of a host without functions, where little else happens.
+        long[] plain = new long[runs];
+        long[] parsed = new long[runs];
+        long[] cost = new long[runs];
+        for (int i = 0; i < runs; i++) {
+            List<String> bare = List.of("discover", "--host-root=" + empty);
+            List<String> withFile = List.of("discover", "--host-root=" + empty, "--config=" + config);
+            if (i % 2 == 0) {
+                plain[i] = timed(daemonCommand(bare));
+                parsed[i] = timed(daemonCommand(withFile));
+            } else {
+                parsed[i] = timed(daemonCommand(withFile));
+                plain[i] = timed(daemonCommand(bare));
+            }
+            cost[i] = parsed[i] - plain[i];
+        }
+        row("cold `discover --config`, empty host (ms)", parsed, "the same without `--config`, paired", plain, 1e6);
+        System.out.printf(Locale.ROOT, "| `--config` adds to cold `discover`, per pair (ms) | %.1f | %.1f | | | | |%n",
+                min(cost) / 1e6, median(cost) / 1e6);
     }
 
     /** One {@code serve} launch with {@code extra} arguments: nanoseconds until each of {@code names} is listed. */
