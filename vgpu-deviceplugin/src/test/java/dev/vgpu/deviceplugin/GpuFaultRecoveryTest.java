@@ -86,7 +86,7 @@ class GpuFaultRecoveryTest {
         kubelet.await(Harness.WAIT, k -> k.streaming(H200.fullName()));
 
         String log = CapturedStderr.of(() -> {
-            manager.markGpuUnhealthy(GPU, "critical XID 79");
+            mark(GPU, OptionalInt.empty(), "critical XID 79");
             assertThat(healthy(H200, GPU.toString())).isFalse();
 
             clock.forward(QUIET.minusMillis(1));
@@ -110,9 +110,9 @@ class GpuFaultRecoveryTest {
     @Test
     void aNewMarkDuringTheQuietPeriodStartsItAgain() {
         manager.apply(snapshot(passthrough(GPU.toString(), 41, 0)));
-        manager.markGpuUnhealthy(GPU, "critical XID 79");
+        mark(GPU, OptionalInt.empty(), "critical XID 79");
         clock.forward(Duration.ofSeconds(40));
-        manager.markGpuUnhealthy(GPU, "critical XID 48");
+        mark(GPU, OptionalInt.empty(), "critical XID 48");
 
         clock.forward(Duration.ofSeconds(40));
         assertThat(healthy(H200, GPU.toString())).as("80 s after the first XID, 40 s after the second").isFalse();
@@ -127,7 +127,7 @@ class GpuFaultRecoveryTest {
     void aGpuNvmlDoesNotAnswerForStaysUnhealthyAndIsAskedAgainUntilItAnswers() {
         manager.apply(snapshot(passthrough(GPU.toString(), 41, 0)));
         nvmlAnswer.set(Optional.of("NVML_ERROR_GPU_IS_LOST from nvmlDeviceGetHandleByPciBusId_v2(0000:41:00.0)"));
-        manager.markGpuUnhealthy(GPU, "critical XID 79");
+        mark(GPU, OptionalInt.empty(), "critical XID 79");
 
         String log = CapturedStderr.of(() -> {
             for (int i = 1; i <= 3; i++) {
@@ -150,10 +150,10 @@ class GpuFaultRecoveryTest {
     void aMarkWhileNvmlIsSilentStartsAFullQuietPeriodAgain() {
         manager.apply(snapshot(passthrough(GPU.toString(), 41, 0)));
         nvmlAnswer.set(Optional.of("GPU is lost"));
-        manager.markGpuUnhealthy(GPU, "critical XID 79");
+        mark(GPU, OptionalInt.empty(), "critical XID 79");
         clock.forward(QUIET);
         nvmlAnswer.set(Optional.empty());
-        manager.markGpuUnhealthy(GPU, "critical XID 79");
+        mark(GPU, OptionalInt.empty(), "critical XID 79");
 
         clock.forward(QUIET.minusSeconds(1));
         assertThat(healthy(H200, GPU.toString())).as("the retry of the earlier period was dropped").isFalse();
@@ -170,7 +170,7 @@ class GpuFaultRecoveryTest {
         manager.apply(snapshot(passthrough(GPU.toString(), 41, 0)));
 
         // XID and group node gone; the XID recovers first, the node is still gone.
-        manager.markGpuUnhealthy(GPU, "critical XID 79");
+        mark(GPU, OptionalInt.empty(), "critical XID 79");
         host.removeGroupNode(41);
         clock.forward(poll);
         assertThat(manager.inContext(manager::faultyGpus)).as("the XID has recovered").isEmpty();
@@ -185,7 +185,7 @@ class GpuFaultRecoveryTest {
         assertThat(health(H200, GPU.toString())).isEqualTo(new AdvertisedDevices.DeviceHealth(false, false, ""));
         host.addGroupNode(41);
         clock.forward(poll.minusSeconds(30));
-        manager.markGpuUnhealthy(GPU, "critical XID 48");
+        mark(GPU, OptionalInt.empty(), "critical XID 48");
         clock.forward(Duration.ofSeconds(30)); // the poll sees the node; 30 s of the XID's minute have passed
         assertThat(health(H200, GPU.toString())).isEqualTo(new AdvertisedDevices.DeviceHealth(true, true, ""));
         clock.forward(QUIET);
@@ -199,11 +199,11 @@ class GpuFaultRecoveryTest {
         Device unknown = vf(L40S_1Q, "0000:1b:00.6", CARD.toString(), 102, 0);
         manager.apply(snapshot(onOne, onTwo, unknown));
 
-        manager.markGpuUnhealthy(CARD, OptionalInt.of(1), "critical XID 79");
+        mark(CARD, OptionalInt.of(1), "critical XID 79");
         assertThat(health(L40S_1Q)).isEqualTo(Map.of("0000:1b:00.4", false, "0000:1b:00.5", true,
                 "0000:1b:00.6", false));
 
-        manager.markGpuUnhealthy(CARD, OptionalInt.of(2), "critical XID 79");
+        mark(CARD, OptionalInt.of(2), "critical XID 79");
         assertThat(health(L40S_1Q)).isEqualTo(Map.of("0000:1b:00.4", false, "0000:1b:00.5", false,
                 "0000:1b:00.6", false));
 
@@ -211,8 +211,8 @@ class GpuFaultRecoveryTest {
         assertThat(health(L40S_1Q)).as("one quiet period for the GPU").isEqualTo(Map.of("0000:1b:00.4", true,
                 "0000:1b:00.5", true, "0000:1b:00.6", true));
 
-        manager.markGpuUnhealthy(CARD, OptionalInt.of(1), "critical XID 79");
-        manager.markGpuUnhealthy(CARD, OptionalInt.empty(), "critical XID 79");
+        mark(CARD, OptionalInt.of(1), "critical XID 79");
+        mark(CARD, OptionalInt.empty(), "critical XID 79");
         assertThat(health(L40S_1Q)).as("an XID of the whole GPU covers every instance").isEqualTo(Map.of(
                 "0000:1b:00.4", false, "0000:1b:00.5", false, "0000:1b:00.6", false));
     }
@@ -222,19 +222,22 @@ class GpuFaultRecoveryTest {
         manager.close();
         manager = manager(tmp.resolve("dp"), Duration.ZERO, NO_POLL);
         manager.apply(snapshot(passthrough(GPU.toString(), 41, 0)));
-        manager.markGpuUnhealthy(GPU, "critical XID 79");
+        mark(GPU, OptionalInt.empty(), "critical XID 79");
         clock.forward(Duration.ofHours(1));
         assertThat(healthy(H200, GPU.toString())).as("no recovery period: it stays").isFalse();
 
         manager.recoverGpuFaultsAfter(QUIET);
+        settled(() -> null);
         clock.forward(QUIET.minusSeconds(1));
         assertThat(healthy(H200, GPU.toString())).isFalse();
         manager.recoverGpuFaultsAfter(Duration.ZERO);
+        settled(() -> null);
         clock.forward(Duration.ofHours(1));
         assertThat(healthy(H200, GPU.toString())).as("recovery turned off again").isFalse();
         assertThat(probed).isEmpty();
 
         manager.recoverGpuFaultsAfter(QUIET);
+        settled(() -> null);
         clock.forward(QUIET);
         assertThat(healthy(H200, GPU.toString())).isTrue();
         assertThatThrownBy(() -> manager.recoverGpuFaultsAfter(Duration.ofSeconds(-1)))
@@ -244,7 +247,8 @@ class GpuFaultRecoveryTest {
     @Test
     void closingTheManagerLeavesNoRecoveryTimerOnTheInjectedScheduler() {
         manager.apply(snapshot(passthrough(GPU.toString(), 41, 0)));
-        manager.markGpuUnhealthy(GPU, "critical XID 79");
+        mark(GPU, OptionalInt.empty(), "critical XID 79");
+        assertThat(healthy(H200, GPU.toString())).as("the mark has landed").isFalse();
         assertThat(clock.pending()).contains(QUIET);
 
         manager.close();
@@ -252,6 +256,12 @@ class GpuFaultRecoveryTest {
         assertThat(clock.pending()).isEmpty();
         clock.forward(QUIET);
         assertThat(probed).isEmpty();
+    }
+
+    /** A mark, landed: a gRPC thread may be draining the context when it is posted, so wait for the context. */
+    private void mark(PciAddress gpu, OptionalInt instance, String reason) {
+        manager.markGpuUnhealthy(gpu, instance, reason);
+        settled(() -> null);
     }
 
     private static Device onInstance(Device d, int instance) {
