@@ -8,7 +8,7 @@
 #   BENCH_BUILD=0 BENCH_JMH=0 scripts/bench.sh --only cold,start
 #
 # Options after the script name go to DaemonBench: --runs N (3), --soak-minutes M (1), --changes N (5),
-# --nmt (native memory summary of the soaked daemon), --only cold,rescan,start,soak, --work DIR (keep files),
+# --nmt (native memory summary of the soaked daemon), --only cold,rescan,start,config,soak, --work DIR (keep files),
 # --daemon-jar JAR (another build, for before/after). JMH_ARGS overrides the JMH options.
 set -euo pipefail
 cd "$(dirname "$0")/.."

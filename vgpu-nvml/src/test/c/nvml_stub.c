@@ -15,8 +15,10 @@
  * calling thread read last. A binding that cached names by id across cards would then hand card 1 the
  * names of card 0, and the tests would see it.
  *
- * Events: stub_reset() queues one ignored XID (43 on card 0) followed by one critical XID (79 on card 1).
- * An event is delivered by nvmlEventSetWait_v2 only to a set in which its device registered that type.
+ * Events: stub_reset() queues one ignored XID (43 on card 0) followed by one critical XID (79 on card 1), unless the
+ * environment names an events file (VGPU_NVML_STUB_EVENTS, below), from which another process injects events.
+ * stub_queue_instance_event queues one attributed to a GPU instance. An event is delivered by nvmlEventSetWait_v2
+ * only to a set in which its device registered that type.
  *
  * Failure modes: stub_set_init_result(rc) makes nvmlInit_v2 fail until it is set back to 0 (a driver that is
  * still loading), stub_fail_bus_id_lookups(device, rc, n) makes the next n handle lookups by bus id fail (a
@@ -192,6 +194,7 @@ struct queued_event {
     int device; /* -1: no device attributable */
     unsigned long long type;
     unsigned long long data;
+    unsigned int gpu_instance; /* 0xFFFFFFFF: none */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -199,6 +202,64 @@ static pthread_cond_t arrived = PTHREAD_COND_INITIALIZER;
 static struct stub_event_set *live_sets[MAX_SETS];
 static struct queued_event queue[MAX_EVENTS];
 static int queue_head, queue_length;
+
+/*
+ * Events a test process outside this one injects (the daemon's end-to-end tests): when the environment names a file
+ * in VGPU_NVML_STUB_EVENTS, no canned events are queued, and every wait reads the lines appended to the file since
+ * it last looked: "<bus id> <xid> [<gpu instance>]" queues an XID critical error of the device with that bus id
+ * (any form parse_bus_id accepts; "none" or an unknown id: an event attributed to no device). Only complete lines
+ * (ending in a newline) are read.
+ */
+#define EVENTS_FILE_ENV "VGPU_NVML_STUB_EVENTS"
+#define NO_INSTANCE 0xFFFFFFFFu
+static long events_file_offset;
+
+static int parse_bus_id(const char *text, unsigned int *domain, unsigned int *bus, unsigned int *slot);
+
+static int device_by_bus_id(const char *text) {
+    unsigned int domain, bus, slot;
+    if (!parse_bus_id(text, &domain, &bus, &slot)) {
+        return -1;
+    }
+    for (int i = 0; i < DEVICE_COUNT; i++) {
+        if (devices[i].domain == domain && devices[i].bus == bus && devices[i].slot == slot) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static void enqueue_locked(int device, unsigned long long type, unsigned long long data, unsigned int gpu_instance);
+
+static void read_events_file_locked(void) {
+    const char *name = getenv(EVENTS_FILE_ENV);
+    if (name == NULL || name[0] == '\0') {
+        return;
+    }
+    FILE *file = fopen(name, "r");
+    if (file == NULL) {
+        return;
+    }
+    if (fseek(file, events_file_offset, SEEK_SET) == 0) {
+        char line[256];
+        while (fgets(line, sizeof line, file) != NULL) {
+            size_t length = strlen(line);
+            if (length == 0 || line[length - 1] != '\n') {
+                break; /* not complete yet: read again next time */
+            }
+            events_file_offset += (long)length;
+            char bus_id[64];
+            unsigned long long xid;
+            unsigned int instance = NO_INSTANCE;
+            int fields = sscanf(line, "%63s %llu %u", bus_id, &xid, &instance);
+            if (fields >= 2) {
+                enqueue_locked(device_by_bus_id(bus_id), NVML_EVENT_TYPE_XID_CRITICAL, xid,
+                               fields == 3 ? instance : NO_INSTANCE);
+            }
+        }
+    }
+    fclose(file);
+}
 
 static int set_is_live_locked(nvmlEventSet_t set) {
     for (int i = 0; i < MAX_SETS; i++) {
@@ -210,9 +271,9 @@ static int set_is_live_locked(nvmlEventSet_t set) {
     return 0;
 }
 
-static void enqueue_locked(int device, unsigned long long type, unsigned long long data) {
+static void enqueue_locked(int device, unsigned long long type, unsigned long long data, unsigned int gpu_instance) {
     if (queue_length < MAX_EVENTS) {
-        queue[(queue_head + queue_length) % MAX_EVENTS] = (struct queued_event){device, type, data};
+        queue[(queue_head + queue_length) % MAX_EVENTS] = (struct queued_event){device, type, data, gpu_instance};
         queue_length++;
         pthread_cond_broadcast(&arrived);
     }
@@ -517,6 +578,7 @@ EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *dat
         deadline.tv_nsec -= 1000000000L;
     }
     for (;;) {
+        read_events_file_locked();
         while (queue_length > 0) {
             struct queued_event e = queue[queue_head];
             queue_head = (queue_head + 1) % MAX_EVENTS;
@@ -526,15 +588,37 @@ EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *dat
                 data->device = e.device < 0 ? NULL : &devices[e.device];
                 data->eventType = e.type;
                 data->eventData = e.data;
-                data->gpuInstanceId = 0xFFFFFFFFu;
+                data->gpuInstanceId = e.gpu_instance;
                 data->computeInstanceId = 0xFFFFFFFFu;
                 pthread_mutex_unlock(&lock);
                 return NVML_SUCCESS;
             }
         }
-        if (pthread_cond_timedwait(&arrived, &lock, &deadline) == ETIMEDOUT && queue_length == 0) {
-            pthread_mutex_unlock(&lock);
-            return NVML_ERROR_TIMEOUT;
+        /* With an events file, look at it every 20 ms until the deadline. */
+        struct timespec until = deadline;
+        const char *events_file = getenv(EVENTS_FILE_ENV);
+        if (events_file != NULL && events_file[0] != '\0') {
+            struct timespec soon;
+            clock_gettime(CLOCK_REALTIME, &soon);
+            soon.tv_nsec += 20000000L;
+            if (soon.tv_nsec >= 1000000000L) {
+                soon.tv_sec++;
+                soon.tv_nsec -= 1000000000L;
+            }
+            if (soon.tv_sec < until.tv_sec || (soon.tv_sec == until.tv_sec && soon.tv_nsec < until.tv_nsec)) {
+                until = soon;
+            }
+        }
+        int waited = pthread_cond_timedwait(&arrived, &lock, &until);
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        int past = now.tv_sec > deadline.tv_sec || (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec);
+        if (waited == ETIMEDOUT && past && queue_length == 0) {
+            read_events_file_locked();
+            if (queue_length == 0) {
+                pthread_mutex_unlock(&lock);
+                return NVML_ERROR_TIMEOUT;
+            }
         }
     }
 }
@@ -581,8 +665,11 @@ __attribute__((constructor)) EXPORT void stub_reset(void) {
     }
     queue_head = 0;
     queue_length = 0;
-    enqueue_locked(0, NVML_EVENT_TYPE_XID_CRITICAL, 43);
-    enqueue_locked(1, NVML_EVENT_TYPE_XID_CRITICAL, 79);
+    events_file_offset = 0;
+    if (getenv(EVENTS_FILE_ENV) == NULL || getenv(EVENTS_FILE_ENV)[0] == '\0') {
+        enqueue_locked(0, NVML_EVENT_TYPE_XID_CRITICAL, 43, NO_INSTANCE);
+        enqueue_locked(1, NVML_EVENT_TYPE_XID_CRITICAL, 79, NO_INSTANCE);
+    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -597,7 +684,15 @@ EXPORT void stub_clear_events(void) {
 /* Queues one event; device -1 = an event NVML cannot attribute to a device (NULL handle). */
 EXPORT void stub_queue_event(int device, unsigned long long type, unsigned long long data) {
     pthread_mutex_lock(&lock);
-    enqueue_locked(device >= 0 && device < DEVICE_COUNT ? device : -1, type, data);
+    enqueue_locked(device >= 0 && device < DEVICE_COUNT ? device : -1, type, data, NO_INSTANCE);
+    pthread_mutex_unlock(&lock);
+}
+
+/* Queues one event attributed to a GPU instance (gpuInstanceId), e.g. an XID inside one MIG instance. */
+EXPORT void stub_queue_instance_event(int device, unsigned long long type, unsigned long long data,
+                                      unsigned int gpu_instance) {
+    pthread_mutex_lock(&lock);
+    enqueue_locked(device >= 0 && device < DEVICE_COUNT ? device : -1, type, data, gpu_instance);
     pthread_mutex_unlock(&lock);
 }
 

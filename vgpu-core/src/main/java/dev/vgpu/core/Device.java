@@ -24,10 +24,13 @@ import java.util.OptionalInt;
  *                   vendor:device id); the source re-checks it with
  *                   {@link dev.vgpu.core.spi.DeviceSource#recheck} before the device is handed out. Empty when
  *                   the source records none. Part of equality, so a changed identity is an update.
+ * @param gpuInstance the GPU instance (MIG) of its physical GPU the device lives on, when its source reports one
+ *                   (a vendor-VFIO VF of a MIG-backed profile); a fault NVML reports for one GPU instance concerns
+ *                   only the devices on it. Part of equality.
  */
 public record Device(String id, ResourceName resource, String source, Attachment attachment,
                      Optional<PciAddress> parent, Optional<String> iommuGroup, OptionalInt numaNode,
-                     Optional<String> vfioCdev, Optional<String> identity) {
+                     Optional<String> vfioCdev, Optional<String> identity, OptionalInt gpuInstance) {
 
     /** Validates every field. */
     public Device {
@@ -40,12 +43,23 @@ public record Device(String id, ResourceName resource, String source, Attachment
         Objects.requireNonNull(numaNode, "numaNode");
         Objects.requireNonNull(vfioCdev, "vfioCdev");
         Objects.requireNonNull(identity, "identity");
+        Objects.requireNonNull(gpuInstance, "gpuInstance");
+        if (gpuInstance.isPresent() && gpuInstance.getAsInt() < 0) {
+            throw new IllegalArgumentException("GPU instance must be non-negative, got " + gpuInstance.getAsInt());
+        }
         identity.ifPresent(i -> requireToken(i, "identity"));
         iommuGroup.ifPresent(g -> requireToken(g, "IOMMU group"));
         vfioCdev.ifPresent(c -> requireToken(c, "VFIO cdev"));
         if (numaNode.isPresent() && numaNode.getAsInt() < 0) {
             throw new IllegalArgumentException("NUMA node must be non-negative, got " + numaNode.getAsInt());
         }
+    }
+
+    /** A device on no particular GPU instance (the form before GPU instances were known). */
+    public Device(String id, ResourceName resource, String source, Attachment attachment, Optional<PciAddress> parent,
+                  Optional<String> iommuGroup, OptionalInt numaNode, Optional<String> vfioCdev,
+                  Optional<String> identity) {
+        this(id, resource, source, attachment, parent, iommuGroup, numaNode, vfioCdev, identity, OptionalInt.empty());
     }
 
     /** Starts a device with the required fields; optional ones default to empty. */
@@ -61,7 +75,8 @@ public record Device(String id, ResourceName resource, String source, Attachment
 
     /** A copy advertised under another resource. */
     public Device withResource(ResourceName other) {
-        return new Device(id, other, source, attachment, parent, iommuGroup, numaNode, vfioCdev, identity);
+        return new Device(id, other, source, attachment, parent, iommuGroup, numaNode, vfioCdev, identity,
+                gpuInstance);
     }
 
     private static void requireToken(String value, String what) {
@@ -89,6 +104,7 @@ public record Device(String id, ResourceName resource, String source, Attachment
         private OptionalInt numaNode = OptionalInt.empty();
         private Optional<String> vfioCdev = Optional.empty();
         private Optional<String> identity = Optional.empty();
+        private OptionalInt gpuInstance = OptionalInt.empty();
 
         private Builder(String id, ResourceName resource, String source, Attachment attachment) {
             this.id = id;
@@ -136,9 +152,16 @@ public record Device(String id, ResourceName resource, String source, Attachment
             return this;
         }
 
+        /** The GPU instance (MIG) of its physical GPU the device lives on, empty when none is known. */
+        public Builder gpuInstance(OptionalInt value) {
+            gpuInstance = Objects.requireNonNull(value, "gpuInstance");
+            return this;
+        }
+
         /** Builds and validates the device. */
         public Device build() {
-            return new Device(id, resource, source, attachment, parent, iommuGroup, numaNode, vfioCdev, identity);
+            return new Device(id, resource, source, attachment, parent, iommuGroup, numaNode, vfioCdev, identity,
+                    gpuInstance);
         }
     }
 }

@@ -48,6 +48,21 @@ class DeviceTest {
     }
 
     @Test
+    void theGpuInstanceIsKeptValidatedAndPartOfEquality() {
+        Device on3 = pci("0000:1b:00.4", "X", "vendor-vfio").gpuInstance(OptionalInt.of(3)).build();
+        Device on5 = pci("0000:1b:00.4", "X", "vendor-vfio").gpuInstance(OptionalInt.of(5)).build();
+
+        assertThat(on3.gpuInstance()).hasValue(3);
+        assertThat(on3.withResource(name("OTHER")).gpuInstance()).hasValue(3);
+        assertThat(on3).isNotEqualTo(on5);
+        assertThat(pci("0000:1b:00.4", "X", "vendor-vfio").build().gpuInstance()).isEmpty();
+        assertThat(new Device("0000:1b:00.4", name("X"), "vendor-vfio", Attachment.VFIO_PCI, Optional.empty(),
+                Optional.empty(), OptionalInt.empty(), Optional.empty(), Optional.empty()).gpuInstance()).isEmpty();
+        assertThatThrownBy(() -> pci("0000:1b:00.4", "X", "vendor-vfio").gpuInstance(OptionalInt.of(-1)).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("GPU instance");
+    }
+
+    @Test
     void theKernelsMinusOneMeansNoNumaNode() {
         Device device = pci("0000:1b:00.4", "X", "passthrough").numaNode(-1).build();
 

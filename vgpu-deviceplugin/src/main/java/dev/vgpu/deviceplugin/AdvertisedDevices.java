@@ -85,12 +85,11 @@ record AdvertisedDevices(List<Device> devices, Map<String, DeviceHealth> health)
         return new AdvertisedDevices(devices, out);
     }
 
-    /** The same devices with the fault flag set or cleared for the devices of one GPU. */
-    AdvertisedDevices withGpuFault(PciAddress gpu, boolean faulty) {
+    /** The same devices with each one's GPU-fault flag as {@code faulty} says; the rest of its health kept. */
+    AdvertisedDevices withGpuFaults(Predicate<Device> faulty) {
         Map<String, DeviceHealth> out = new TreeMap<>();
         for (Device device : devices) {
-            DeviceHealth h = health.get(device.id());
-            out.put(device.id(), belongsTo(device, gpu) ? h.withGpuFault(faulty) : h);
+            out.put(device.id(), health.get(device.id()).withGpuFault(faulty.test(device)));
         }
         return new AdvertisedDevices(devices, out);
     }

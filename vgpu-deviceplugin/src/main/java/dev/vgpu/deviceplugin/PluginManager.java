@@ -23,6 +23,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.SortedMap;
 import java.util.SortedSet;
 import java.util.TreeMap;
@@ -86,7 +87,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
 
     // Owned by the context.
     private final SortedMap<ResourceName, ResourcePlugin> plugins = new TreeMap<>();
-    private final GpuFaults faults = new GpuFaults();
+    private final GpuFaults faults;
     private boolean closed;
 
     /** Written only by the context; read by any thread. */
@@ -98,6 +99,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         this.scheduler = b.scheduler.orElseGet(PluginManager::defaultScheduler);
         this.context = new SerialContext("device-plugin state", scheduler);
         this.faultLane = new SerialContext("GPU fault listing", scheduler);
+        this.faults = new GpuFaults(context, faultLane, b.gpuProbe, b.gpuRecovery, plugins::values);
         // One event loop and one call executor for every plugin server and the kubelet client.
         this.kubeletClient = UnixDomainTransport.create("vgpu-dp-grpc", 1, 2);
         this.files = new HostFiles(b.hostRoot);
@@ -116,8 +118,10 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
             throw e;
         }
         LOG.info("Device plugins: host root {}, device-plugin dir {}, health poll every {}, registration backoff "
-                + "{} to {}", b.hostRoot, b.devicePluginDir, Durations.formatGo(b.healthPollInterval),
-                Durations.formatGo(b.backoffInitial), Durations.formatGo(b.backoffMax));
+                + "{} to {}, GPU fault recovery {}", b.hostRoot, b.devicePluginDir,
+                Durations.formatGo(b.healthPollInterval), Durations.formatGo(b.backoffInitial),
+                Durations.formatGo(b.backoffMax), b.gpuRecovery.isZero() ? "off"
+                        : "after " + Durations.formatGo(b.gpuRecovery) + " quiet");
     }
 
     /** Two daemon threads, {@code vgpu-dp-scheduler-1..2}: the context and its lanes never need more. */
@@ -246,15 +250,30 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
     /**
      * Marks unhealthy every device whose parent is {@code gpu} (its VFs and mdevs) and the device that is
      * {@code gpu} itself, and the devices on its SR-IOV VFs (an mdev whose parent is a VF of {@code gpu}), until
-     * {@link #markGpuHealthy}. Devices added later on that GPU start unhealthy too.
-     * Meant for NVML XID events; may be called from any thread, and returns at once: the GPU's VFs are listed in
-     * sysfs on the manager's fault lane, then the marks reach the plugins in the order they were made.
+     * {@link #markGpuHealthy} or, with a recovery period ({@link Builder#gpuFaultRecovery}), until that long has passed
+     * without another mark and the {@link GpuProbe} says the GPU answers. Devices added later on that GPU start
+     * unhealthy too. Meant for NVML XID events; may be called from any thread, and returns at once: the GPU's VFs are
+     * listed in sysfs on the manager's fault lane, then the marks reach the plugins in the order they were made.
      */
     public void markGpuUnhealthy(PciAddress gpu, String reason) {
+        markGpuUnhealthy(gpu, OptionalInt.empty(), reason);
+    }
+
+    /**
+     * Like {@link #markGpuUnhealthy(PciAddress, String)}, for a fault NVML attributed to one GPU instance (MIG) of the
+     * GPU: then only the devices on that instance ({@link Device#gpuInstance()}) are marked, and those whose source
+     * knows no instance. An empty instance marks every device of the GPU.
+     *
+     * @param gpu         the physical GPU
+     * @param gpuInstance the GPU instance NVML named, if any
+     * @param reason      for the log, e.g. {@code critical XID 79}
+     */
+    public void markGpuUnhealthy(PciAddress gpu, OptionalInt gpuInstance, String reason) {
         Objects.requireNonNull(gpu, "gpu");
+        Objects.requireNonNull(gpuInstance, "gpuInstance");
         faultLane.execute(() -> {
             List<PciAddress> vfs = files.virtualFunctions(gpu);
-            context.execute(() -> faults.markUnhealthy(gpu, vfs, reason, plugins.values()));
+            context.execute(() -> faults.markUnhealthy(gpu, vfs, gpuInstance, reason));
         });
     }
 
@@ -264,7 +283,19 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
      */
     public void markGpuHealthy(PciAddress gpu) {
         Objects.requireNonNull(gpu, "gpu");
-        faultLane.execute(() -> context.execute(() -> faults.markHealthy(gpu, plugins.values())));
+        faultLane.execute(() -> context.execute(() -> faults.markHealthy(gpu)));
+    }
+
+    /**
+     * Changes the GPU fault recovery period (a configuration reload): every GPU with a fault now counts the new period
+     * from now; zero turns recovery off (faults stay until {@link #markGpuHealthy}). Returns at once; applies in the
+     * manager's context after what was posted before.
+     *
+     * @param quiet zero or positive
+     */
+    public void recoverGpuFaultsAfter(Duration quiet) {
+        GpuFaults.requireQuiet(quiet);
+        context.execute(() -> faults.recoverAfter(quiet));
     }
 
     /**
@@ -321,6 +352,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
                     return Optional.<List<Runnable>>empty();
                 }
                 closed = true;
+                faults.close();
                 List<Runnable> rest = plugins.values().stream().map(ResourcePlugin::stop).toList();
                 plugins.clear();
                 publishPlugins();
@@ -349,6 +381,11 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         LOG.info("Device plugins stopped");
     }
 
+    /** Package-private for tests: the GPUs with a fault now (call in the context). */
+    SortedSet<PciAddress> faultyGpus() {
+        return faults.faultyGpus();
+    }
+
     /** Package-private view for tests: the plugin serving {@code name}. */
     ResourcePlugin plugin(ResourceName name) {
         return published.plugins().get(name);
@@ -370,8 +407,22 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         private PluginObserver observer = PluginObserver.NONE;
         private Optional<ScheduledExecutorService> scheduler = Optional.empty();
         private InstantSource clock = InstantSource.system();
+        private Duration gpuRecovery = Duration.ZERO;
+        private GpuProbe gpuProbe = GpuProbe.TRUSTING;
 
         private Builder() {
+        }
+
+        /**
+         * Recovery from GPU faults ({@link #markGpuUnhealthy}): a GPU marked unhealthy is healthy again after
+         * {@code quiet} without another mark, if {@code probe} says it answers (if not, it is asked again after the
+         * period, at most a minute later). Zero (the default) never recovers. The period can change later
+         * ({@link #recoverGpuFaultsAfter}); it runs on the {@link #scheduler}'s time.
+         */
+        public Builder gpuFaultRecovery(Duration quiet, GpuProbe probe) {
+            gpuRecovery = GpuFaults.requireQuiet(quiet);
+            gpuProbe = Objects.requireNonNull(probe, "probe");
+            return this;
         }
 
         /** Hears RPC outcomes, registrations and kubelet restarts (for metrics); none by default. */

@@ -1,7 +1,6 @@
 package dev.vgpu.deviceplugin;
 
 import dev.vgpu.core.Device;
-import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.Resource;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
@@ -238,11 +237,9 @@ final class ResourcePlugin {
         publish(advertised.withChecks(read.groupNodes(), read.identityChanges()));
     }
 
-    /** Marks (or clears) a GPU fault for the devices of {@code gpu}; true when any device of it is here. */
-    boolean gpuFault(PciAddress gpu, boolean faulty) {
-        boolean mine = advertised.devices().stream().anyMatch(d -> AdvertisedDevices.belongsTo(d, gpu));
-        publish(advertised.withGpuFault(gpu, faulty));
-        return mine;
+    /** Sets each device's GPU-fault flag to what {@code faulty} says now (the GPU faults changed). */
+    void gpuFaults(java.util.function.Predicate<Device> faulty) {
+        publish(advertised.withGpuFaults(faulty));
     }
 
     /** The current advertisement; any thread. */

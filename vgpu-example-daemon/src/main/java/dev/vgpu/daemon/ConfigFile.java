@@ -20,7 +20,7 @@ import java.util.Objects;
  *
  * @param rules     renames and exclusions, applied by the scanner to every source
  * @param typeNames vGPU type names per PF device id, asked after NVML
- * @param xid       the XID health policy (read at start only)
+ * @param xid       the XID health policy ({@code enabled} read at start only, the rest at every reload)
  */
 record ConfigFile(DeviceRules rules, VgpuTypeNameTable typeNames, XidPolicy xid) {
 

@@ -209,29 +209,28 @@ final class ConfigParser {
             policy = policy.withIgnored(ignored);
         }
         if (xid.containsKey("recoverAfter")) {
-            recoverAfter(xid.get("recoverAfter"));
+            policy = policy.withRecoverAfter(recoverAfter(xid.get("recoverAfter")));
         }
         return policy;
     }
 
-    /**
-     * {@code recoverAfter} is accepted only as 0 (never, the default): recovery needs the device plugin's health
-     * timers, which a later release brings; a non-zero value is refused rather than ignored.
-     */
-    private static void recoverAfter(Object value) throws ConfigFile.Invalid {
+    /** {@code recoverAfter}: a Go duration, zero (never, the default) or positive; a bare 0 is zero too. */
+    private static Duration recoverAfter(Object value) throws ConfigFile.Invalid {
         String path = "health.xid.recoverAfter";
-        String text = value instanceof Integer i && i == 0 ? "0" : string(value, path, "");
+        String text = value instanceof Integer i && i == 0 ? "0" : string(value, path,
+                " (a Go duration such as 10m, or 0 for never)");
         Duration duration;
         try {
             duration = Durations.parseGo(text);
         } catch (IllegalArgumentException e) {
             throw new ConfigFile.Invalid(path, show(text) + " is not a Go duration (" + e.getMessage()
-                    + "); write 0s");
+                    + "); write e.g. 10m, or 0s for never");
         }
-        if (!duration.isZero()) {
-            throw new ConfigFile.Invalid(path, show(text) + ": recovery after an XID is not supported yet; only 0s"
-                    + " (a GPU marked unhealthy by an XID stays so until the daemon restarts) is accepted");
+        if (duration.isNegative()) {
+            throw new ConfigFile.Invalid(path, show(text) + " is negative; write a quiet period such as 10m, or 0s"
+                    + " for never");
         }
+        return duration;
     }
 
     // --- shapes -------------------------------------------------------------------------------------------------

@@ -122,9 +122,16 @@ final class Daemon implements AutoCloseable {
                 () -> rescans.get() == null ? Snapshot.empty() : rescans.get().current(), nvml::available,
                 Clock.systemUTC());
         metrics.buildInfo(VgpuDaemon.version(), config.nvmlOptions().pciIdsSource());
+        // A GPU an XID marked recovers after health.xid.recoverAfter without another counted XID, if NVML answers.
         PluginManager plugins = PluginManager.builder().hostRoot(config.hostRoot())
-                .devicePluginDir(config.devicePluginDir()).sources(sources).observer(metrics).build();
+                .devicePluginDir(config.devicePluginDir()).sources(sources).observer(metrics)
+                .gpuFaultRecovery(live.xidPolicy().recoverAfter(), nvml::checkGpu).build();
         manager.set(plugins);
+        // A SIGHUP's ignore list and quiet period apply from its round on (read on the rescan thread).
+        live.onXidPolicy(policy -> {
+            nvml.ignoreXids(policy.ignored());
+            plugins.recoverGpuFaultsAfter(policy.recoverAfter());
+        });
         // The first scan runs on the loop's thread too, so the liveness probe sees it if it hangs.
         // NVML is retried before every round while it is down, and the configuration read again when SIGHUP asked.
         FailedScans failedScans = new FailedScans(metrics, config.failedScansLimit());
@@ -169,10 +176,7 @@ final class Daemon implements AutoCloseable {
         LOG.info("serving {} resources with {} devices; {} devices skipped", first.resources().size(),
                 first.deviceCount(), first.skipped().size());
         // Now, or once NVML is up; nothing at all when the configuration turns XID health off.
-        if (!live.xidPolicy().watch(nvml, (gpu, xid) -> {
-            metrics.xid(gpu, xid);
-            plugins.markGpuUnhealthy(gpu, "NVML XID " + xid);
-        })) {
+        if (!live.xidPolicy().watch(nvml, new XidHealth(metrics, plugins::markGpuUnhealthy))) {
             LOG.info("XID health off: health.xid.enabled is false in the configuration; no NVML event is registered");
         }
         if (config.interval().enabled()) {

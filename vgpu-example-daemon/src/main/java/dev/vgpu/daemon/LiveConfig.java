@@ -3,9 +3,11 @@ package dev.vgpu.daemon;
 import dev.vgpu.core.DeviceRules;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.VgpuTypeResolver;
+import dev.vgpu.nvml.XidPolicy;
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -14,9 +16,14 @@ import org.slf4j.LoggerFactory;
 /**
  * The configuration in force and the file it came from; {@code SIGHUP} asks for the file to be read again.
  *
+ * <p>{@code health.xid}: {@code ignored} and {@code recoverAfter} of a reloaded file apply from that round on (handed
+ * to {@link #onXidPolicy}'s action); {@code enabled} applies at the next start only, since NVML's event registration is
+ * made once: a reload that changes it says so in one WARN.
+ *
  * <p>Threads: {@link #requestReload()} may be called from any thread (the signal handler); the reload itself runs in
  * {@link #reloadIfRequested()} on the rescan thread, before the round's scan, so that a round sees one configuration
- * from its first source to its last. Readers get the current value through one atomic reference.
+ * from its first source to its last, and so does the XID action. Readers get the current value through one atomic
+ * reference.
  */
 final class LiveConfig {
 
@@ -25,9 +32,11 @@ final class LiveConfig {
     private final Optional<Path> file;
     private final String origin;
     private final AtomicReference<ConfigFile> current;
-    /** The XID policy read at start; a reload does not change it (the watcher is started once). */
+    /** The configuration read at start: its {@code health.xid.enabled} holds for the life of the process. */
     private final ConfigFile atStart;
     private final AtomicBoolean reloadRequested = new AtomicBoolean();
+    /** Told the XID policy in force after a reload changed it; set once before the rescan thread starts. */
+    private volatile Consumer<XidPolicy> xidAction = policy -> { };
 
     /**
      * @param file   the file, empty when none is used
@@ -51,9 +60,17 @@ final class LiveConfig {
         return current.get();
     }
 
-    /** The XID policy of the file as read at start: the one in force for the life of the process. */
-    dev.vgpu.nvml.XidPolicy xidPolicy() {
-        return atStart.xid();
+    /**
+     * The XID policy in force: {@code ignored} and {@code recoverAfter} of the file read last, {@code enabled} of the
+     * file read at start.
+     */
+    XidPolicy xidPolicy() {
+        return current.get().xid().withEnabled(atStart.xid().enabled());
+    }
+
+    /** What to do when a reload changes the XID policy in force ({@link #xidPolicy()}): runs on the rescan thread. */
+    void onXidPolicy(Consumer<XidPolicy> action) {
+        xidAction = Objects.requireNonNull(action, "action");
     }
 
     /** The rules in force now (the scanner asks once per round). */
@@ -106,11 +123,21 @@ final class LiveConfig {
             LOG.info("SIGHUP: {} {} read again, unchanged", origin, path);
             return false;
         }
-        if (!next.xid().equals(atStart.xid())) {
-            LOG.warn("SIGHUP: {} {} applied from this round: {}; its health.xid ({}) applies at the next start, the"
-                    + " running XID policy stays ({})", origin, path, next.describe(), next.xid(), atStart.xid());
-        } else {
-            LOG.info("SIGHUP: {} {} applied from this round: {}", origin, path, next.describe());
+        LOG.info("SIGHUP: {} {} applied from this round: {}", origin, path,
+                new ConfigFile(next.rules(), next.typeNames(), xidPolicy()).describe());
+        if (next.xid().enabled() != atStart.xid().enabled()) {
+            LOG.warn("SIGHUP: {} {} sets health.xid.enabled to {}, which applies at the next start (NVML events are"
+                    + " registered once): XID health stays {}", origin, path, next.xid().enabled(),
+                    atStart.xid().enabled() ? "on" : "off");
+        }
+        XidPolicy before = previous.xid().withEnabled(atStart.xid().enabled());
+        XidPolicy after = xidPolicy();
+        if (!after.equals(before)) {
+            try {
+                xidAction.accept(after);
+            } catch (RuntimeException e) {
+                LOG.error("SIGHUP: applying health.xid ({}) failed: {}", after, e.toString(), e);
+            }
         }
         return true;
     }

@@ -8,6 +8,7 @@ import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.Scanner;
 import dev.vgpu.deviceplugin.PluginObserver;
 import dev.vgpu.deviceplugin.ResourceStatus;
+import dev.vgpu.nvml.XidEvent;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
@@ -97,7 +98,8 @@ final class Metrics implements PluginObserver, ScanObserver {
         rescanRequests = Counter.builder().name("vgpu_rescan_requests_total")
                 .help("Rescans asked for out of schedule (SIGHUP)").register(registry);
         xids = Counter.builder().name("vgpu_xid_events_total")
-                .help("Critical XID events reported by NVML, by XID and physical GPU").labelNames("xid", "gpu")
+                .help("Critical XID events reported by NVML, ignored ones too, by XID and physical GPU (unknown: NVML"
+                        + " named none)").labelNames("xid", "gpu")
                 .register(registry);
         buildInfo = Gauge.builder().name("vgpu_build_info")
                 .help("Always 1: the daemon's version and the pci.ids database its resource names come from")
@@ -196,9 +198,9 @@ final class Metrics implements PluginObserver, ScanObserver {
         rescanRequests.inc();
     }
 
-    /** NVML reported a critical XID on a physical GPU. */
-    void xid(PciAddress gpu, long xid) {
-        xids.labelValues(Long.toString(xid), gpu.toString()).inc();
+    /** NVML reported a critical XID, counted toward health or not: one count per event. */
+    void xid(XidEvent event) {
+        xids.labelValues(Long.toString(event.xid()), event.gpu().map(PciAddress::toString).orElse("unknown")).inc();
     }
 
     private static double seconds(Duration d) {

@@ -65,6 +65,9 @@ class ConfigFileTest {
         assertThat(parse("version: v1\nhealth: {xid: {ignored: []}}\n").xid().ignored()).isEmpty();
         assertThat(parse("version: v1\nhealth: {xid: {ignored: [79, 48, 79], recoverAfter: 0}}\n").xid())
                 .isEqualTo(new XidPolicy(true, Set.of(48L, 79L)));
+        assertThat(parse("version: v1\nhealth: {xid: {recoverAfter: 1h30m}}\n").xid())
+                .isEqualTo(XidPolicy.defaults().withRecoverAfter(java.time.Duration.ofMinutes(90)));
+        assertThat(parse("version: v1\nhealth: {xid: {recoverAfter: 0s}}\n").xid()).isEqualTo(XidPolicy.defaults());
         assertThat(parse("version: v1\nvgpuTypeNames: {\"26B9\": {1152: NVIDIA L40S-1Q}}\n").typeNames().names())
                 .as("type ids as numbers, device ids in any case").isEqualTo(Map.of("26b9", Map.of(1152L,
                         "NVIDIA L40S-1Q")));
@@ -108,7 +111,8 @@ class ConfigFileTest {
         "ignored not a list     | 'version: v1\\nhealth: {xid: {ignored: 43}}'                          | health.xid.ignored: expected a list, got the number 43",
         "ignored not an XID     | 'version: v1\\nhealth: {xid: {ignored: [43, -1]}}'                    | health.xid.ignored[1]: -1 is not an XID (a positive integer such as 43)",
         "bad duration           | 'version: v1\\nhealth: {xid: {recoverAfter: 5 minutes}}'              | health.xid.recoverAfter: \"5 minutes\" is not a Go duration",
-        "recovery not yet       | 'version: v1\\nhealth: {xid: {recoverAfter: 5m}}'                     | health.xid.recoverAfter: \"5m\": recovery after an XID is not supported yet; only 0s",
+        "negative recovery      | 'version: v1\\nhealth: {xid: {recoverAfter: -5m}}'                    | health.xid.recoverAfter: \"-5m\" is negative; write a quiet period such as 10m",
+        "recovery not text      | 'version: v1\\nhealth: {xid: {recoverAfter: 300}}'                    | health.xid.recoverAfter: expected text, got the number 300 (a Go duration such as 10m, or 0 for never)",
         "duplicate key          | 'version: v1\\nversion: v1'                                           | not valid YAML: line 2, column 1",
         "not YAML               | 'version: v1\\nresources: [a'                                         | not valid YAML: line 2, column 14: expected",
         "two documents          | 'version: v1\\n---\\nversion: v1'                                     | not valid YAML",

@@ -51,15 +51,28 @@ final class DaemonProcess implements AutoCloseable {
         return start(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), classPath, log, args);
     }
 
+    /** {@code java -cp <classPath> dev.vgpu.daemon.VgpuDaemon <args>} with these environment variables added. */
+    static DaemonProcess startWithEnv(java.util.Map<String, String> env, String classPath, Path log, String... args)
+            throws IOException {
+        return start(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), env, classPath, log, args);
+    }
+
     /** The same with these JVM options (e.g. the manifest's, see {@link #manifestJvmOptions()}). */
     static DaemonProcess start(List<String> jvmOptions, String classPath, Path log, String... args)
             throws IOException {
+        return start(jvmOptions, java.util.Map.of(), classPath, log, args);
+    }
+
+    private static DaemonProcess start(List<String> jvmOptions, java.util.Map<String, String> env, String classPath,
+                                       Path log, String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
                 .toString()));
         command.addAll(jvmOptions);
         command.addAll(List.of("-cp", classPath, "dev.vgpu.daemon.VgpuDaemon"));
         command.addAll(List.of(args));
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+        builder.environment().putAll(env);
+        Process process = builder.start();
         return new DaemonProcess(process, log);
     }
 

@@ -3,12 +3,17 @@ package dev.vgpu.daemon;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vgpu.core.ResourceName;
+import dev.vgpu.nvml.XidPolicy;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -87,18 +92,36 @@ class LiveConfigTest {
     }
 
     @Test
-    void aChangedXidPolicyAppliesAtTheNextStartAndSaysSo() throws Exception {
+    void ignoredAndRecoverAfterApplyFromTheReloadEnabledAtTheNextStartAndSaysSo() throws Exception {
         Path file = Files.writeString(tmp.resolve("c.yaml"), PGPU);
         LiveConfig live = new LiveConfig(Optional.of(file), "--config", ConfigFile.read(file));
-        Files.writeString(file, PGPU + "health: {xid: {enabled: false}}\n");
+        List<XidPolicy> told = new ArrayList<>();
+        live.onXidPolicy(told::add);
+
+        Files.writeString(file, PGPU + "health: {xid: {ignored: [43], recoverAfter: 10m}}\n");
         live.requestReload();
-
         Outcome reloaded = capture(live::reloadIfRequested);
-
         assertThat(reloaded.changed()).isTrue();
-        assertThat(reloaded.log()).contains("WARN LiveConfig", "its health.xid (XID health off) applies at the next"
-                + " start, the running XID policy stays (XID health on");
+        XidPolicy quiet = XidPolicy.defaults().withIgnored(Set.of(43L)).withRecoverAfter(Duration.ofMinutes(10));
+        assertThat(told).containsExactly(quiet);
+        assertThat(live.xidPolicy()).isEqualTo(quiet);
+        assertThat(reloaded.log()).contains("applied from this round: 1 rename rules, 0 exclusions, vGPU type names"
+                + " for 0 device ids, XID health on, ignoring XIDs [43], recovery after 10m0s quiet")
+                .doesNotContain("WARN");
+
+        Files.writeString(file, PGPU + "health: {xid: {enabled: false, ignored: [43], recoverAfter: 10m}}\n");
+        live.requestReload();
+        Outcome off = capture(live::reloadIfRequested);
+        assertThat(off.changed()).isTrue();
+        assertThat(off.log()).contains("WARN LiveConfig - SIGHUP: --config " + file + " sets health.xid.enabled to"
+                + " false, which applies at the next start (NVML events are registered once): XID health stays on");
+        assertThat(told).as("the policy in force did not change").containsExactly(quiet);
         assertThat(live.xidPolicy().enabled()).isTrue();
+
+        Files.writeString(file, GPU);
+        live.requestReload();
+        assertThat(capture(live::reloadIfRequested).changed()).isTrue();
+        assertThat(told).containsExactly(quiet, XidPolicy.defaults());
     }
 
     @Test

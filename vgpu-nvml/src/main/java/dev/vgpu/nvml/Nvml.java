@@ -1,6 +1,7 @@
 package dev.vgpu.nvml;
 
 import com.sun.jna.Native;
+import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.spi.VgpuTypeResolver;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -113,6 +114,29 @@ public final class Nvml implements AutoCloseable {
      */
     public VgpuTypeResolver vgpuTypeResolver() {
         return new NvmlVgpuTypeResolver(this);
+    }
+
+    /**
+     * Whether NVML still answers for one physical GPU: its handle by PCI bus id and its PCI info, two cheap queries
+     * that fail once the GPU fell off the bus or the driver lost it; never throws.
+     *
+     * @return empty when NVML answered for it; otherwise why not, with NVML's error name
+     */
+    public Optional<String> checkGpu(PciAddress gpu) {
+        Objects.requireNonNull(gpu, "gpu");
+        Optional<String> notInUse = unavailableReason();
+        if (notInUse.isPresent()) {
+            return notInUse;
+        }
+        try (Lease lease = lease()) {
+            NvmlApi.PciInfo info = lease.api().pciInfo(lease.api().handleByBusId(gpu.toString()));
+            return info.address().equals(gpu) ? Optional.empty()
+                    : Optional.of("NVML answers for " + gpu + " with another GPU, " + info.address());
+        } catch (NvmlException e) {
+            return Optional.of(e.getMessage());
+        } catch (RuntimeException | LinkageError e) {
+            return Optional.of("NVML_ERROR_UNKNOWN: " + e);
+        }
     }
 
     /** Stops this instance's XID watchers and releases NVML; {@code nvmlShutdown} follows the last call. */

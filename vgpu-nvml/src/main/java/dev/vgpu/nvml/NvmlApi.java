@@ -83,8 +83,9 @@ final class NvmlApi {
      * @param device    the handle's address ({@link Pointer#nativeValue}); 0 when NVML names no device
      * @param eventType the event type bits
      * @param eventData the XID for XID events
+     * @param gpuInstance NVML's {@code gpuInstanceId}, {@code 0xFFFFFFFF} (-1) when the event names none
      */
-    record Event(long device, long eventType, long eventData) {
+    record Event(long device, long eventType, long eventData, int gpuInstance) {
     }
 
     private final NvmlLibrary lib;
@@ -246,7 +247,7 @@ final class NvmlApi {
         }
         check(function, code);
         return Optional.of(new Event(Pointer.nativeValue(buffer.getPointer(EVENT_DATA_DEVICE)),
-                buffer.getLong(EVENT_DATA_TYPE), buffer.getLong(EVENT_DATA_DATA)));
+                buffer.getLong(EVENT_DATA_TYPE), buffer.getLong(EVENT_DATA_DATA), buffer.getInt(EVENT_DATA_GPU_INSTANCE)));
     }
 
     void eventSetFree(EventSet set) throws NvmlException {

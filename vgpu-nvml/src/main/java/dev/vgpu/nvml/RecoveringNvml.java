@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -248,6 +249,38 @@ public final class RecoveringNvml implements AutoCloseable {
                 LOG.info("XID watcher starts when NVML comes up");
             }
         }
+    }
+
+    /**
+     * Replaces the XIDs the watcher asked for with {@link #watchXids} ignores, from its next event on (also for a
+     * watcher that starts later, when NVML comes up); any thread. Does nothing when XIDs are not watched.
+     *
+     * @param xids XIDs passed on as not counted ({@link XidEvent#counted()} false)
+     */
+    public void ignoreXids(Set<Long> xids) {
+        Set<Long> copy = Set.copyOf(xids);
+        synchronized (lock) {
+            if (xidOptions == null || xidOptions.ignoredXids().equals(copy)) {
+                return;
+            }
+            xidOptions = xidOptions.withIgnoredXids(copy);
+            if (xidWatcher != null) {
+                xidWatcher.ignore(copy);
+            }
+        }
+        LOG.info("XIDs ignored from the next event on: {}", new java.util.TreeSet<>(copy));
+    }
+
+    /**
+     * Whether NVML answers for one physical GPU now ({@link Nvml#checkGpu}); never throws, never retries.
+     *
+     * @return empty when it does; otherwise why not (NVML down, disabled or closed, or the GPU's error)
+     */
+    public Optional<String> checkGpu(dev.vgpu.core.PciAddress gpu) {
+        if (closed) {
+            return Optional.of("NVML has been closed");
+        }
+        return current.checkGpu(gpu);
     }
 
     /**

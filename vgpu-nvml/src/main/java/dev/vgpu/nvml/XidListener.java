@@ -19,6 +19,21 @@ public interface XidListener {
     void onXid(PciAddress gpu, long xid);
 
     /**
+     * Every critical-XID event, ignored ones too, once per event (also when NVML named no GPU and it concerns
+     * every watched one). By default a counted event calls {@link #onXid} once for each GPU it concerns and an
+     * ignored one does nothing; override it to count every XID or to use the event's GPU instance.
+     *
+     * @param event the XID, the GPU(s), the GPU instance and whether it counts
+     */
+    default void onXidEvent(XidEvent event) {
+        if (event.counted()) {
+            for (PciAddress gpu : event.gpus()) {
+                onXid(gpu, event.xid());
+            }
+        }
+    }
+
+    /**
      * A physical GPU cannot report XID errors (too old, or NVML refused to register it); told once per GPU,
      * before any {@link #onXid}. Does nothing unless overridden.
      *

@@ -3,8 +3,8 @@ package dev.vgpu.nvml;
 import com.sun.jna.Memory;
 import dev.vgpu.core.PciAddress;
 import java.time.Duration;
-import java.util.Collection;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -107,6 +107,8 @@ public final class XidWatcher implements AutoCloseable {
     private final Map<Long, PciAddress> watched;
     private final Map<PciAddress, String> unsupported;
     private final Options options;
+    /** The ignore list in force: the options' at start, replaced by {@link #ignore} from any thread. */
+    private volatile Set<Long> ignored;
     private final XidListener listener;
     private final Thread thread;
     private final CountDownLatch stop = new CountDownLatch(1);
@@ -119,6 +121,7 @@ public final class XidWatcher implements AutoCloseable {
         this.watched = Map.copyOf(watched);
         this.unsupported = Collections.unmodifiableMap(new TreeMap<>(unsupported));
         this.options = options;
+        this.ignored = options.ignoredXids();
         this.listener = listener;
         this.thread = lease == null ? null : Objects.requireNonNull(options.threads().newThread(this::run),
                 "the XID watcher's thread factory made no thread");
@@ -193,6 +196,15 @@ public final class XidWatcher implements AutoCloseable {
     /** The GPUs whose XID events are registered, sorted by address. */
     public SortedSet<PciAddress> watchedGpus() {
         return Collections.unmodifiableSortedSet(new TreeSet<>(watched.values()));
+    }
+
+    /**
+     * Replaces the ignore list from the next event on (a configuration reload); any thread.
+     *
+     * @param xids XIDs that are logged and passed on as not counted
+     */
+    void ignore(Set<Long> xids) {
+        ignored = Set.copyOf(xids);
     }
 
     /** True while the thread waits for events (false for a watcher that watches nothing, and after close). */
@@ -271,25 +283,21 @@ public final class XidWatcher implements AutoCloseable {
             return;
         }
         long xid = event.eventData();
-        PciAddress gpu = watched.get(event.device());
-        if (options.ignoredXids().contains(xid)) {
-            LOG.info("ignoring XID {} (an application error) on GPU {}", xid, gpu == null ? "unknown" : gpu);
-            return;
-        }
-        Collection<PciAddress> targets;
-        if (gpu == null) {
-            LOG.warn("critical XID {} names no watched GPU; reporting it for every watched GPU", xid);
-            targets = new TreeSet<>(watched.values());
+        Optional<PciAddress> gpu = Optional.ofNullable(watched.get(event.device()));
+        boolean counted = !ignored.contains(xid);
+        List<PciAddress> gpus = gpu.map(List::of).orElseGet(() -> List.copyOf(new TreeSet<>(watched.values())));
+        XidEvent news = new XidEvent(xid, gpu, gpus, XidEvent.instance(event.gpuInstance()), counted);
+        if (!counted) {
+            LOG.info("ignoring {} (an application error, on the ignore list)", news.describe());
+        } else if (gpu.isEmpty()) {
+            LOG.warn("critical {}; reporting it for every watched GPU {}", news.describe(), gpus);
         } else {
-            LOG.warn("GPU {} reported critical XID {}", gpu, xid);
-            targets = Set.of(gpu);
+            LOG.warn("critical {}", news.describe());
         }
-        for (PciAddress target : targets) {
-            try {
-                listener.onXid(target, xid);
-            } catch (RuntimeException | LinkageError e) {
-                LOG.error("XID listener failed for GPU {} XID {}", target, xid, e);
-            }
+        try {
+            listener.onXidEvent(news);
+        } catch (RuntimeException | LinkageError e) {
+            LOG.error("XID listener failed for {}", news.describe(), e);
         }
     }
 

@@ -35,6 +35,8 @@ final class NvmlStub {
 
         void stub_queue_event(int device, long type, long data);
 
+        void stub_queue_instance_event(int device, long type, long data, int gpuInstance);
+
         void stub_set_init_result(int rc);
 
         void stub_set_wait_result(int rc);

@@ -315,6 +315,50 @@ class RecoveringNvmlTest {
     }
 
     @Test
+    void checkGpuSaysWhetherNvmlAnswersForTheGpuNowAndWhyNot() {
+        stub.stub_set_init_result(DRIVER_NOT_LOADED);
+        try (RecoveringNvml nvml = RecoveringNvml.open(Optional.of(NvmlStub.library()))) {
+            assertThat(nvml.checkGpu(GPU0)).hasValueSatisfying(why -> assertThat(why).startsWith("NVML not in use: "
+                    + "NVML_ERROR_DRIVER_NOT_LOADED"));
+            stub.stub_set_init_result(0);
+            assertThat(nvml.retry()).isTrue();
+
+            assertThat(nvml.checkGpu(GPU0)).isEmpty();
+            stub.stub_fail_bus_id_lookups(0, GPU_IS_LOST, 2);
+            assertThat(nvml.checkGpu(GPU0)).hasValueSatisfying(why -> assertThat(why).startsWith(
+                    "NVML_ERROR_GPU_IS_LOST from nvmlDeviceGetHandleByPciBusId_v2(0000:41:00.0)"));
+            assertThat(nvml.checkGpu(GPU1)).as("another GPU still answers").isEmpty();
+            assertThat(nvml.checkGpu(GPU0)).as("lost twice").isPresent();
+            assertThat(nvml.checkGpu(GPU0)).as("answers again").isEmpty();
+            assertThat(nvml.checkGpu(PciAddress.parse("0000:99:00.0"))).hasValueSatisfying(why -> assertThat(why)
+                    .startsWith("NVML_ERROR_NOT_FOUND"));
+        }
+    }
+
+    @Test
+    void ignoreXidsAppliesToTheRunningWatcherAndToOneStartedLater() {
+        stub.stub_set_init_result(DRIVER_NOT_LOADED);
+        stub.stub_clear_events();
+        try (RecoveringNvml nvml = RecoveringNvml.open(Optional.of(NvmlStub.library()))) {
+            nvml.ignoreXids(java.util.Set.of(79L)); // not watched yet: nothing to change
+            nvml.watchXids(FAST, recorder);
+            nvml.ignoreXids(java.util.Set.of(79L)); // before NVML is up: the watcher starts with it
+            stub.stub_set_init_result(0);
+            assertThat(nvml.retry()).isTrue();
+            stub.stub_queue_event(0, NvmlStub.XID, 79);
+            stub.stub_queue_event(0, NvmlStub.XID, 43);
+            await().atMost(PATIENCE).until(() -> !xids.isEmpty());
+            assertThat(xids).containsExactly(new Xid(GPU0, 43));
+
+            nvml.ignoreXids(java.util.Set.of(43L));
+            stub.stub_queue_event(0, NvmlStub.XID, 43);
+            stub.stub_queue_event(0, NvmlStub.XID, 79);
+            await().atMost(PATIENCE).until(() -> xids.size() == 2);
+            assertThat(xids).containsExactly(new Xid(GPU0, 43), new Xid(GPU0, 79));
+        }
+    }
+
+    @Test
     void closeEndsEverythingAndLaterCallsDoNothing() {
         stub.stub_set_init_result(DRIVER_NOT_LOADED);
         RecoveringNvml nvml = RecoveringNvml.open(Optional.of(NvmlStub.library()));

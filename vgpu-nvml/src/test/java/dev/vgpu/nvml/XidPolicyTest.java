@@ -50,6 +50,22 @@ class XidPolicyTest {
     }
 
     @Test
+    void recoverAfterIsZeroByDefaultNeverNegativeAndSaidInWords() {
+        assertThat(XidPolicy.defaults().recoverAfter()).isZero();
+        XidPolicy quiet = XidPolicy.defaults().withIgnored(Set.of(43L)).withRecoverAfter(Duration.ofMinutes(10));
+        assertThat(quiet.recoverAfter()).isEqualTo(Duration.ofMinutes(10));
+        assertThat(quiet.ignored()).containsExactly(43L);
+        assertThat(quiet).hasToString("XID health on, ignoring XIDs [43], recovery after 10m0s quiet");
+        assertThat(XidPolicy.defaults()).hasToString("XID health on, ignoring XIDs [13, 31, 43, 45, 68, 109], no"
+                + " recovery");
+        assertThat(quiet.counts(79)).isTrue();
+        assertThat(quiet.counts(43)).isFalse();
+        assertThat(quiet.withEnabled(false).counts(79)).isFalse();
+        assertThatThrownBy(() -> XidPolicy.defaults().withRecoverAfter(Duration.ofSeconds(-1)))
+                .hasMessageContaining("must not be negative");
+    }
+
+    @Test
     void offRegistersNoEventAndStartsNoWatcher() {
         try (RecoveringNvml nvml = RecoveringNvml.open(Optional.of(NvmlStub.library()))) {
             assertThat(nvml.available()).isTrue();

@@ -118,6 +118,64 @@ class XidWatcherTest {
         }
     }
 
+    /** Records every event, counted or not. */
+    static final class EventRecorder implements XidListener {
+        final List<XidEvent> events = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onXid(PciAddress gpu, long xid) {
+            throw new AssertionError("onXidEvent is overridden, so onXid is never called");
+        }
+
+        @Override
+        public void onXidEvent(XidEvent event) {
+            events.add(event);
+        }
+
+        List<XidEvent> untilSentinel() {
+            await().atMost(PATIENCE).until(() -> events.stream().anyMatch(e -> e.xid() == SENTINEL_XID));
+            return events.subList(0, events.indexOf(events.stream().filter(e -> e.xid() == SENTINEL_XID).findFirst()
+                    .get()));
+        }
+    }
+
+    @Test
+    void everyXidEventReachesTheListenerOnceIgnoredOnesNotCountedWithItsGpuInstance() {
+        stub.stub_queue_instance_event(1, XID, 48, 3);
+        stub.stub_queue_event(-1, XID, 79);
+        stub.stub_queue_event(0, XID, SENTINEL_XID);
+        EventRecorder events = new EventRecorder();
+
+        try (XidWatcher watcher = XidWatcher.start(nvml, fast, events)) {
+            assertThat(events.untilSentinel()).containsExactly(
+                    new XidEvent(43, Optional.of(GPU0), List.of(GPU0), java.util.OptionalInt.empty(), false),
+                    new XidEvent(79, Optional.of(GPU1), List.of(GPU1), java.util.OptionalInt.empty(), true),
+                    new XidEvent(48, Optional.of(GPU1), List.of(GPU1), java.util.OptionalInt.of(3), true),
+                    new XidEvent(79, Optional.empty(), List.of(GPU0, GPU1), java.util.OptionalInt.empty(), true));
+            assertThat(events.events.get(2).describe()).isEqualTo("XID 48 on GPU 0000:c1:00.0, GPU instance 3");
+            assertThat(watcher.running()).isTrue();
+        }
+    }
+
+    @Test
+    void aNewIgnoreListAppliesFromTheNextEvent() {
+        stub.stub_clear_events();
+        EventRecorder events = new EventRecorder();
+        try (XidWatcher watcher = XidWatcher.start(nvml, fast, events)) {
+            stub.stub_queue_event(0, XID, 43);
+            stub.stub_queue_event(0, XID, 79);
+            stub.stub_queue_event(0, XID, SENTINEL_XID);
+            assertThat(events.untilSentinel()).extracting(XidEvent::counted).containsExactly(false, true);
+
+            watcher.ignore(Set.of(79L));
+            events.events.clear();
+            stub.stub_queue_event(0, XID, 43);
+            stub.stub_queue_event(0, XID, 79);
+            stub.stub_queue_event(0, XID, SENTINEL_XID);
+            assertThat(events.untilSentinel()).extracting(XidEvent::counted).containsExactly(true, false);
+        }
+    }
+
     @Test
     void defaultIgnoredXidsAreTheApplicationErrorsOfNvidiasDevicePlugin() {
         assertThat(XidWatcher.DEFAULT_IGNORED_XIDS).containsExactlyInAnyOrder(13L, 31L, 43L, 45L, 68L, 109L);

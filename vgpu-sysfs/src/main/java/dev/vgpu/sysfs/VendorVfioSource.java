@@ -71,6 +71,7 @@ public final class VendorVfioSource implements DeviceSource {
     private static final Logger LOG = LoggerFactory.getLogger(VendorVfioSource.class);
     private static final String CATALOG = "nvidia/creatable_vgpu_types";
     private static final String CURRENT_TYPE = VfIdentity.CURRENT_TYPE;
+    private static final String GPU_INSTANCE = "nvidia/gpu_instance_id";
 
     private final TypeNameMemory memory = new TypeNameMemory();
 
@@ -149,7 +150,7 @@ public final class VendorVfioSource implements DeviceSource {
 
     /** A VF with a vGPU type configured, waiting for every catalog of the scan to be merged. */
     private record ConfiguredVf(String bdf, PciAddress pf, String vendor, String device, long typeId, String group,
-                                OptionalInt numa, Optional<String> cdev) {
+                                OptionalInt numa, Optional<String> cdev, OptionalInt gpuInstance) {
     }
 
     private static void inspect(Path dir, String bdf, ScanState state) {
@@ -273,7 +274,23 @@ public final class VendorVfioSource implements DeviceSource {
         String device = SysfsFiles.hexId(dir, "device", state.host.scanScope());
         String group = SysfsFiles.iommuGroup(dir);
         state.configured.add(new ConfiguredVf(bdf, pf, vendor, device, Long.parseLong(current), group,
-                SysfsFiles.numaNode(dir, state.host.scanScope()), HostVfio.vfioCdev(dir)));
+                SysfsFiles.numaNode(dir, state.host.scanScope()), HostVfio.vfioCdev(dir),
+                gpuInstance(dir, state)));
+    }
+
+    /**
+     * The GPU instance a VF of a MIG-backed profile lives on: {@code nvidia/gpu_instance_id} holding a decimal id
+     * (docs/HOST-FACTS.md §1c). Missing, unreadable or anything but 1-9 digits is no instance: an XID of that card
+     * then concerns the whole card, which is the safe side.
+     */
+    private static OptionalInt gpuInstance(Path dir, ScanState state) {
+        try {
+            String text = SysfsFiles.readStripped(dir, GPU_INSTANCE, state.host.scanScope());
+            return !text.isEmpty() && text.length() <= 9 && SysfsFiles.isDigits(text) ? OptionalInt.of(Integer.parseInt(text))
+                    : OptionalInt.empty();
+        } catch (IOException | RuntimeException e) {
+            return OptionalInt.empty();
+        }
     }
 
     /** Adds a function's catalog to its card's; a missing file adds nothing, a bad one is reported. */
@@ -323,6 +340,7 @@ public final class VendorVfioSource implements DeviceSource {
         }
         state.scan.add(Device.builder(vf.bdf(), name.get(), NAME, Attachment.VFIO_PCI).parent(vf.pf())
                 .iommuGroup(vf.group()).numaNode(vf.numa()).vfioCdev(vf.cdev().orElse(null))
-                .identity(VfIdentity.of(vf.vendor(), vf.device(), vf.typeId())).build(), profile);
+                .identity(VfIdentity.of(vf.vendor(), vf.device(), vf.typeId())).gpuInstance(vf.gpuInstance()).build(),
+                profile);
     }
 }

@@ -54,6 +54,23 @@ abstract class VendorVfioContract extends SourceTestBase {
     }
 
     @Test
+    void aVfCarriesTheGpuInstanceItsFileNamesAndNothingForAnythingButADecimalId() {
+        twoH200Cards();
+        tree.writeAttribute("0000:1b:00.4", "nvidia/gpu_instance_id", "3\n");
+        tree.writeAttribute("0000:1b:00.5", "nvidia/gpu_instance_id", "-1\n");
+        tree.writeAttribute("0000:1b:00.6", "nvidia/gpu_instance_id", "\n");
+        tree.writeAttribute("0000:3b:00.4", "nvidia/gpu_instance_id", "4294967295\n");
+
+        Discovery found = scan(VENDOR);
+
+        assertThat(device(found, "0000:1b:00.4").gpuInstance()).hasValue(3);
+        for (String other : List.of("0000:1b:00.5", "0000:1b:00.6", "0000:3b:00.4", "0000:3b:00.5")) {
+            assertThat(device(found, other).gpuInstance()).as(other).isEmpty();
+        }
+        assertThat(found.skipped()).isEmpty();
+    }
+
+    @Test
     void pfsAndVfsOnNvidiaAreNeverPassthroughDevices() {
         twoH200Cards();
 

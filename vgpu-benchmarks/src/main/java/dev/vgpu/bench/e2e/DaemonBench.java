@@ -35,7 +35,7 @@ import java.util.regex.Pattern;
  *     --daemon-jar vgpu-example-daemon/target/vgpu-daemon.jar --manifest deploy/base/daemonset.yaml \
  *     --floor target/floor [--archive FILE] [--runs 3] [--soak-minutes 1] [--changes 5] [--nmt] [--work DIR]
  *     [--churn SEED]
- *     [--only cold,rescan,start,soak]
+ *     [--only cold,rescan,start,config,soak]
  * </pre>
  */
 public final class DaemonBench {
@@ -123,7 +123,7 @@ public final class DaemonBench {
         System.out.printf("large host: %d resources served%n%n", resources.size());
         System.out.println("| what | min | median | baseline | baseline min | baseline median | ratio min / median |");
         System.out.println("|---|---|---|---|---|---|---|");
-        Set<String> only = Set.of(options.getOrDefault("--only", "cold,rescan,start,soak").split(","));
+        Set<String> only = Set.of(options.getOrDefault("--only", "cold,rescan,start,config,soak").split(","));
         if (only.contains("cold")) {
             coldStart();
         }
@@ -132,6 +132,9 @@ public final class DaemonBench {
         }
         if (only.contains("start")) {
             serveStart();
+        }
+        if (only.contains("config")) {
+            configStart();
         }
         if (only.contains("soak")) {
             soak();
@@ -214,6 +217,97 @@ public final class DaemonBench {
         }
         row("`serve` start → " + resources.size() + " resources registered + first list (ms)", start,
                 "`java -version`, same flags", version, 1e6);
+    }
+
+    // ---- serve start with a configuration file --------------------------------------------------------------
+
+    /**
+     * A file as an operator writes one (README, "Configuration file"): renames, exclusions, a type-name table and the
+     * XID policy, so that the YAML parser, the checks and the rules all run at start.
+     */
+    static final String REALISTIC_CONFIG = """
+            version: v1
+            resources:
+              - match: {source: passthrough}
+                name: nvidia.com/pgpu
+              - match: {source: vendor-vfio, deviceId: "2335", profile: "NVIDIA H200X-1-18C"}
+                name: nvidia.com/h200-small
+              - match: {address: "0000:ff:00.4"}
+                name: nvidia.com/reserved-vf
+            exclude:
+              - address: "0000:fe:00.0"
+              - source: mdev
+                profile: "NVIDIA A10-24Q"
+            vgpuTypeNames:
+              "26b9": {"1152": "NVIDIA L40S-1Q", "1153": "NVIDIA L40S-2Q", "1155": "NVIDIA L40S-4Q"}
+              "2335": {"1414": "NVIDIA H200X-1-18C", "1428": "NVIDIA H200X-141C"}
+            health:
+              xid:
+                enabled: true
+                ignored: [13, 31, 43, 45, 68, 109]
+                recoverAfter: 10m
+            """;
+
+    /**
+     * Paired launches of {@code serve} without and with {@code --config} (the order alternates from pair to pair):
+     * process start until every resource is registered and listed, as {@link #serveStart()}.
+     */
+    private void configStart() throws Exception {
+        Path config = Files.writeString(work.resolve("config.yaml"), REALISTIC_CONFIG);
+        Set<String> configured = expectedResources(List.of("--config=" + config));
+        long[] without = new long[runs];
+        long[] with = new long[runs];
+        long[] added = new long[runs];
+        for (int i = 0; i < runs; i++) {
+            if (i % 2 == 0) {
+                without[i] = startUntilListed(List.of(), resources);
+                with[i] = startUntilListed(List.of("--config", config.toString()), configured);
+            } else {
+                with[i] = startUntilListed(List.of("--config", config.toString()), configured);
+                without[i] = startUntilListed(List.of(), resources);
+            }
+            added[i] = with[i] - without[i];
+        }
+        row("`serve --config` start → " + configured.size() + " resources registered + first list (ms)", with,
+                "the same without `--config`, paired", without, 1e6);
+        System.out.printf(Locale.ROOT, "| `--config` adds to `serve` start, per pair (ms) | %.1f | %.1f | | | | |%n",
+                min(added) / 1e6, median(added) / 1e6);
+        // The parser's share alone: a cold discover of a host without functions, where little else happens.
+        long[] plain = new long[runs];
+        long[] parsed = new long[runs];
+        long[] cost = new long[runs];
+        for (int i = 0; i < runs; i++) {
+            List<String> bare = List.of("discover", "--host-root=" + empty);
+            List<String> withFile = List.of("discover", "--host-root=" + empty, "--config=" + config);
+            if (i % 2 == 0) {
+                plain[i] = timed(daemonCommand(bare));
+                parsed[i] = timed(daemonCommand(withFile));
+            } else {
+                parsed[i] = timed(daemonCommand(withFile));
+                plain[i] = timed(daemonCommand(bare));
+            }
+            cost[i] = parsed[i] - plain[i];
+        }
+        row("cold `discover --config`, empty host (ms)", parsed, "the same without `--config`, paired", plain, 1e6);
+        System.out.printf(Locale.ROOT, "| `--config` adds to cold `discover`, per pair (ms) | %.1f | %.1f | | | | |%n",
+                min(cost) / 1e6, median(cost) / 1e6);
+    }
+
+    /** One {@code serve} launch with {@code extra} arguments: nanoseconds until each of {@code names} is listed. */
+    private long startUntilListed(List<String> extra, Set<String> names) throws Exception {
+        Path dir = Files.createTempDirectory(work, "plugins-");
+        try (StandInKubelet kubelet = StandInKubelet.start(dir)) {
+            List<String> cmd = new ArrayList<>(serveCommand(dir, freePort()));
+            cmd.addAll(extra);
+            long t0 = System.nanoTime();
+            Process daemon = start(cmd, Map.of(), List.of());
+            try {
+                kubelet.await(WAIT, k -> names.stream().allMatch(r -> k.listUpdates(r) >= 1));
+                return System.nanoTime() - t0;
+            } finally {
+                stop(daemon);
+            }
+        }
     }
 
     // ---- soak: footprint, rescan CPU, change latency ----------------------------------------------------------
@@ -462,9 +556,14 @@ public final class DaemonBench {
     }
 
     private Set<String> expectedResources() throws Exception {
+        return expectedResources(List.of());
+    }
+
+    private Set<String> expectedResources(List<String> extra) throws Exception {
         Path log = work.resolve("discover.json");
-        ProcessBuilder builder = new ProcessBuilder(daemonCommand(List.of("discover", "--format=json",
-                "--host-root=" + large)));
+        List<String> discover = new ArrayList<>(List.of("discover", "--format=json", "--host-root=" + large));
+        discover.addAll(extra);
+        ProcessBuilder builder = new ProcessBuilder(daemonCommand(discover));
         builder.environment().put("JAVA_TOOL_OPTIONS", manifest.javaToolOptionsValue());
         builder.redirectOutput(log.toFile()).redirectError(ProcessBuilder.Redirect.DISCARD);
         if (builder.start().waitFor() != 0) {
