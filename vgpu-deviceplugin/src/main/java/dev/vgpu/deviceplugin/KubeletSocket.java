@@ -38,6 +38,11 @@ final class KubeletSocket {
     private final Path path;
     private final PluginObserver observer;
     private Optional<Identity> known = Optional.empty();
+    /**
+     * The socket the known one replaced: a check reads outside the context, so its read of the old socket can arrive
+     * after a newer look found the new one; such a stale read is no restart.
+     */
+    private Optional<Identity> replaced = Optional.empty();
     private int generation = NONE;
     /** True from a look that found the known socket gone until one finds a socket again (one WARN, one INFO). */
     private boolean gone;
@@ -92,7 +97,11 @@ final class KubeletSocket {
             gone = false;
             LOG.info("The kubelet's socket {} is back", path);
         }
+        if (now.equals(replaced)) {
+            return generation; // read before the newer look that found the known socket
+        }
         if (!now.equals(known)) {
+            replaced = known;
             if (known.isPresent()) {
                 LOG.info("The kubelet restarted: {} is new", path);
                 observer.kubeletRestarted();
