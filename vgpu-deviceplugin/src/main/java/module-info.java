@@ -2,14 +2,14 @@
  * The kubelet device-plugin adapter for vgpu snapshots: {@link dev.vgpu.deviceplugin.PluginManager} serves one
  * plugin per resource on a unix socket and registers it with the kubelet.
  *
- * <p>The generated API classes and the socket transport live in {@code dev.vgpu.kubelet.api}, which exports them
- * to this module (and the DRA plugin and the stand-in kubelet) only; no generated type is part of this module's
- * API. A stand-in kubelet for tests and demos is the module {@code dev.vgpu.kubelet.standin}.
+ * <p>The generated API classes and the socket transport live in the module {@code dev.vgpu.kubelet}, which exports
+ * them to this module (and the DRA plugin) only; no generated type is part of this module's API. That module's
+ * stand-in kubelet ({@code dev.vgpu.kubelet.standin}) is readable by every user of this one, for tests and demos.
  */
 module dev.vgpu.deviceplugin {
     requires transitive dev.vgpu.core;
     requires dev.vgpu.attach;
-    requires dev.vgpu.kubelet;
+    requires transitive dev.vgpu.kubelet;
     requires org.slf4j;
     requires io.grpc;
     requires io.grpc.stub;

@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
  * generation they reached (docs/ARCHITECTURE.md, "Where a kubelet restart happens"). A socket that disappears is one
  * WARN, and its return one INFO, however many looks fall in between.
  *
- * <p>Threads: owned by the manager's context; {@link #read} is a plain stat that any thread may run.
+ * <p>Threads: owned by the manager's context; {@link #read} is a plain stat that any thread may run, and
+ * {@link #present()} (what the last look found, published through one {@code volatile}) any thread may ask.
  */
 final class KubeletSocket {
 
@@ -37,9 +38,16 @@ final class KubeletSocket {
     private final Path path;
     private final PluginObserver observer;
     private Optional<Identity> known = Optional.empty();
+    /**
+     * The socket the known one replaced: a check reads outside the context, so its read of the old socket can arrive
+     * after a newer look found the new one; such a stale read is no restart.
+     */
+    private Optional<Identity> replaced = Optional.empty();
     private int generation = NONE;
     /** True from a look that found the known socket gone until one finds a socket again (one WARN, one INFO). */
     private boolean gone;
+    /** What the last look found; written by the context only, read by any thread (readiness). */
+    private volatile boolean present;
 
     KubeletSocket(Path path, PluginObserver observer) {
         this.path = path;
@@ -61,6 +69,11 @@ final class KubeletSocket {
         }
     }
 
+    /** Whether the last look found a socket; false before the first look. Any thread. */
+    boolean present() {
+        return present;
+    }
+
     /** Reads the socket now and takes note of it (see {@link #seen}). */
     int look() {
         return seen(read(path));
@@ -71,6 +84,7 @@ final class KubeletSocket {
      * socket other than the known one starts the next generation; when one was known, the kubelet restarted.
      */
     int seen(Optional<Identity> now) {
+        present = now.isPresent();
         if (now.isEmpty()) {
             if (known.isPresent() && !gone) {
                 gone = true;
@@ -83,7 +97,11 @@ final class KubeletSocket {
             gone = false;
             LOG.info("The kubelet's socket {} is back", path);
         }
+        if (now.equals(replaced)) {
+            return generation; // read before the newer look that found the known socket
+        }
         if (!now.equals(known)) {
+            replaced = known;
             if (known.isPresent()) {
                 LOG.info("The kubelet restarted: {} is new", path);
                 observer.kubeletRestarted();

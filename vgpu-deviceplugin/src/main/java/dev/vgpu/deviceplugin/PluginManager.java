@@ -117,6 +117,8 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
             kubeletClient.close();
             throw e;
         }
+        // The first check at once, not after a poll interval: readiness knows the kubelet's socket from the start.
+        checks.request();
         LOG.info("Device plugins: host root {}, device-plugin dir {}, health poll every {}, registration backoff "
                 + "{} to {}, GPU fault recovery {}", b.hostRoot, b.devicePluginDir,
                 Durations.formatGo(b.healthPollInterval), Durations.formatGo(b.backoffInitial),
@@ -314,6 +316,16 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
      */
     public Optional<String> transportFailure() {
         return kubeletClient.failure();
+    }
+
+    /**
+     * Whether the last check found the kubelet's registration socket, {@code <device-plugin-dir>/kubelet.sock}: false
+     * while the kubelet is down or restarting (the resources stay served and register again once it is back), and
+     * until the first check, which runs as the manager starts. Checks run every health poll and at once when the
+     * directory changes. Cheap and non-blocking; meant for readiness checks.
+     */
+    public boolean kubeletSocketPresent() {
+        return env.kubelet().present();
     }
 
     /** The resources served now, sorted. */

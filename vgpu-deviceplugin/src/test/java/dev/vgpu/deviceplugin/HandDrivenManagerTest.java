@@ -26,6 +26,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -141,6 +142,60 @@ class HandDrivenManagerTest {
                 kubelet.await(Harness.WAIT, k -> k.resources().get(H200.fullName()).get(0).healthy());
             }
         }
+    }
+
+    @Test
+    void theKubeletSocketIsMissedWhenAPollFindsItGoneAndSeenAgainWhenOneFindsItBack() throws Exception {
+        FakeScheduler clock = new FakeScheduler();
+        Path dir = tmp.resolve("dp");
+        Duration poll = Duration.ofSeconds(5);
+        SysfsTree host = SysfsTree.at(tmp.resolve("host"));
+        host.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).numa(0).create().addGroupNode(41);
+        StandInKubelet first = StandInKubelet.start(dir);
+        AtomicReference<StandInKubelet> restarted = new AtomicReference<>();
+        String log;
+        try (PluginManager manager = PluginManager.builder().hostRoot(host.root()).devicePluginDir(dir)
+                .healthPollInterval(poll).sources(List.of(new PassthroughSource())).scheduler(clock).build()) {
+            assertThat(manager.kubeletSocketPresent()).as("the first check runs as the manager starts").isTrue();
+            manager.apply(snapshot(passthrough("0000:41:00.0", 41, 0)));
+            first.await(Harness.WAIT, k -> k.streaming(H200.fullName()));
+
+            log = CapturedStderr.of(() -> {
+                first.close(); // the kubelet is down: its socket is deleted
+                for (int i = 0; i < 6; i++) {
+                    clock.forward(poll);
+                }
+                assertThat(settledKubeletSocket(manager)).isFalse();
+                assertThat(manager.status()).extracting(ResourceStatus::serving).as("still served").containsExactly(true);
+
+                StandInKubelet second = StandInKubelet.start(dir);
+                restarted.set(second);
+                clock.forward(poll);
+                assertThat(settledKubeletSocket(manager)).isTrue();
+                try {
+                    second.await(Harness.WAIT, k -> k.streaming(H200.fullName()));
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+            });
+        } finally {
+            first.close();
+            if (restarted.get() != null) {
+                restarted.get().close();
+            }
+        }
+        assertThat(log.lines().filter(line -> line.contains(" WARN ") && line.contains("kubelet.sock is gone")))
+                .as(log).hasSize(1);
+        assertThat(log.lines().filter(line -> line.contains(" INFO ") && line.endsWith("kubelet.sock is back")))
+                .as(log).hasSize(1);
+    }
+
+    /** Whether the kubelet's socket was seen, once the check rounds started so far have finished (see below). */
+    private static boolean settledKubeletSocket(PluginManager manager) {
+        for (int i = 0; i < 3; i++) {
+            manager.inContext(() -> null);
+        }
+        return manager.kubeletSocketPresent();
     }
 
     /** The registration retries waiting on the clock (the poll, most of an hour away, left out). */

@@ -40,6 +40,25 @@ class KubeletSocketTest {
                 .contains(" INFO ");
     }
 
+    /** A check's read of the old socket that arrives after a newer look found the new one is no second restart. */
+    @Test
+    void aStaleReadOfTheReplacedSocketIsNoRestart() {
+        java.util.concurrent.atomic.AtomicInteger restarts = new java.util.concurrent.atomic.AtomicInteger();
+        KubeletSocket memory = new KubeletSocket(dir.resolve("kubelet.sock"), new PluginObserver() {
+            @Override
+            public void kubeletRestarted() {
+                restarts.incrementAndGet();
+            }
+        });
+        var first = java.util.Optional.of(new KubeletSocket.Identity("inode 1", FileTime.from(Instant.ofEpochSecond(1))));
+        var second = java.util.Optional.of(new KubeletSocket.Identity("inode 2", FileTime.from(Instant.ofEpochSecond(2))));
+        assertThat(memory.seen(first)).isEqualTo(1);
+        assertThat(memory.seen(second)).isEqualTo(2);
+        assertThat(memory.seen(first)).as("stale").isEqualTo(2);
+        assertThat(memory.seen(second)).isEqualTo(2);
+        assertThat(restarts).hasValue(1);
+    }
+
     private static void write(Path file, int second) {
         try {
             Files.writeString(file, "stands for a socket");

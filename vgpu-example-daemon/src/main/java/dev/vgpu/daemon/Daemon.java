@@ -210,9 +210,17 @@ final class Daemon implements AutoCloseable {
         return problems;
     }
 
-    /** Why the daemon is not ready: an advertised resource not registered with the kubelet. */
+    /**
+     * Why the daemon is not ready: the kubelet's socket is missing (the kubelet is down or restarting, so nothing can
+     * be allocated), or an advertised resource is not registered with the kubelet.
+     */
     static List<String> readiness(PluginManager plugins) {
         List<String> problems = new ArrayList<>();
+        if (!plugins.kubeletSocketPresent()) {
+            problems.add("the kubelet's socket " + plugins.devicePluginDir().resolve("kubelet.sock") + " is missing:"
+                    + " the kubelet is down or restarting (the resources stay served and register again once it is"
+                    + " back)");
+        }
         plugins.status().stream().filter(s -> !s.registered()).forEach(s -> problems.add(
                 s.name().fullName() + " is not registered with the kubelet"));
         return problems;

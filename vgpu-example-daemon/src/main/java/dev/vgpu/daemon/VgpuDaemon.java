@@ -13,12 +13,14 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * The node agent: {@code serve} (the default), {@code discover} and {@code demo}.
+ * The node agent: {@code serve} (the default), {@code discover}, {@code demo} and {@code kubelet} (a stand-in kubelet
+ * to try {@code serve} against).
  *
  * <pre>
  * java -jar vgpu-daemon.jar                       # serve with defaults
  * java -jar vgpu-daemon.jar discover --format json
  * java -jar vgpu-daemon.jar demo
+ * java -jar vgpu-daemon.jar kubelet --device-plugin-dir /tmp/dp
  * </pre>
  * Usage errors exit with code 2 after the usage help; so do conditions that stop a command before it starts
  * (a missing {@code --pci-ids} file, a malformed {@code VFIO_VGPU_RESCAN_INTERVAL}), with one message and no
@@ -26,7 +28,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "vgpu-daemon", mixinStandardHelpOptions = true, versionProvider = VgpuDaemon.Version.class,
         description = "Kubernetes device plugin for NVIDIA GPUs and vGPUs on KubeVirt.",
-        subcommands = {ServeCommand.class, DiscoverCommand.class, DemoCommand.class},
+        subcommands = {ServeCommand.class, DiscoverCommand.class, DemoCommand.class, KubeletCommand.class},
         footer = {"", "Without a subcommand, 'serve' runs. Logs go to stderr; set VGPU_LOG_LEVEL=debug for more."})
 public final class VgpuDaemon implements Runnable {
 

@@ -24,7 +24,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Renders {@code deploy/overlays/*} with {@code kubectl kustomize} (as a user would) and checks every rendered
- * object. Without kubectl on the PATH this fails: {@code .ci/run} installs it.
+ * object, and that kustomize warns about nothing (no deprecated field). Without kubectl on the PATH, or with one whose
+ * kustomize is older than v3.7 (no components), this fails: {@code .ci/run} installs a current one when needed.
  */
 class DeployManifestsTest {
 
@@ -33,14 +34,41 @@ class DeployManifestsTest {
     private static final String METRICS_PORT =
             ServeCommand.DEFAULT_METRICS_ADDRESS.substring(ServeCommand.DEFAULT_METRICS_ADDRESS.lastIndexOf(':') + 1);
 
+    /** The overlays that render a DaemonSet; {@code nvml-runtimeclass} replaces {@code nvml}, never beside it. */
+    static final List<String> DAEMONSETS = List.of("default", "nvml", "nvml-runtimeclass");
+    /** The components of {@code deploy/components} and where each makes the NVML variant find the library. */
+    static final Map<String, String> LIBRARY_COMPONENTS = Map.of(
+            "nvml-library-aarch64", "/usr/lib/aarch64-linux-gnu/libnvidia-ml.so.1",
+            "nvml-library-gpu-operator", "/run/nvidia/driver/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+            "nvml-library-gpu-operator-aarch64", "/run/nvidia/driver/usr/lib/aarch64-linux-gnu/libnvidia-ml.so.1");
+
     static Map<String, List<JsonNode>> rendered = new TreeMap<>();
+    static Map<String, String> warnings = new TreeMap<>();
 
     @BeforeAll
     static void render(@TempDir Path tmp) throws Exception {
         Path deploy = Path.of("").toAbsolutePath().getParent().resolve("deploy");
         assertThat(deploy.resolve("overlays")).as("the repository's deploy/overlays").isDirectory();
-        for (String overlay : List.of("default", "nvml")) {
+        try (var overlays = Files.list(deploy.resolve("overlays"))) {
+            assertThat(overlays.map(p -> p.getFileName().toString()).sorted().toList()).as("every overlay is checked")
+                    .containsExactly("default", "monitoring", "nvml", "nvml-runtimeclass");
+        }
+        for (String overlay : List.of("default", "nvml", "nvml-runtimeclass", "monitoring")) {
             rendered.put(overlay, kustomize(deploy.resolve("overlays").resolve(overlay), tmp));
+        }
+        try (var components = Files.list(deploy.resolve("components"))) {
+            assertThat(components.map(p -> p.getFileName().toString()).sorted().toList())
+                    .as("every component is checked").containsExactlyElementsOf(new java.util.TreeSet<>(
+                            LIBRARY_COMPONENTS.keySet()));
+        }
+        // As the components' comments say: an overlay of one's own on top of overlays/nvml adds one of them.
+        Path own = Files.createDirectories(Path.of("target", "kustomize-own-overlays").toAbsolutePath());
+        for (String component : LIBRARY_COMPONENTS.keySet()) {
+            Path dir = Files.createDirectories(own.resolve(component));
+            Files.writeString(dir.resolve("kustomization.yaml"), "resources:\n  - "
+                    + dir.relativize(deploy.resolve("overlays/nvml")) + "\ncomponents:\n  - "
+                    + dir.relativize(deploy.resolve("components").resolve(component)) + "\n");
+            rendered.put("nvml+" + component, kustomize(dir, tmp));
         }
     }
 
@@ -60,6 +88,7 @@ class DeployManifestsTest {
             throw new AssertionError("kubectl kustomize " + overlay + " did not finish");
         }
         assertThat(kubectl.exitValue()).as("kubectl kustomize %s: %s", overlay, Files.readString(err)).isZero();
+        warnings.put(overlay.getFileName().toString(), Files.readString(err));
         List<JsonNode> objects = new ArrayList<>();
         new ObjectMapper(new YAMLFactory()).readerFor(JsonNode.class)
                 .<JsonNode>readValues(Files.readString(out, StandardCharsets.UTF_8))
@@ -85,10 +114,17 @@ class DeployManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"default", "nvml"})
+    @ValueSource(strings = {"default", "nvml", "nvml-runtimeclass"})
     void eachOverlayRendersItsDaemonSetAndANetworkPolicyAndNothingElse(String overlay) {
         assertThat(rendered.get(overlay)).extracting(o -> o.path("kind").asText())
                 .containsExactlyInAnyOrder("DaemonSet", "NetworkPolicy");
+    }
+
+    /** No deprecated field ({@code bases}, {@code patchesStrategicMerge}): kustomize v5 would warn on stderr. */
+    @Test
+    void kustomizeWarnsAboutNothing() {
+        assertThat(warnings).hasSize(rendered.size());
+        warnings.forEach((overlay, err) -> assertThat(err).as("kubectl kustomize %s, stderr", overlay).isBlank());
     }
 
     /**
@@ -96,7 +132,7 @@ class DeployManifestsTest {
      * the node, which a NetworkPolicy always admits), and only that port.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"default", "nvml"})
+    @ValueSource(strings = {"default", "nvml", "nvml-runtimeclass"})
     void onlyLabelledScraperNamespacesMayReachTheMetricsPort(String overlay) {
         JsonNode ds = daemonSet(overlay);
         JsonNode policy = only(overlay, "networking.k8s.io/v1", "NetworkPolicy");
@@ -125,8 +161,8 @@ class DeployManifestsTest {
     }
 
     @Test
-    void bothOverlaysRunTheImageTheBaseNamesOnceTaggedWithTheProjectVersion() throws IOException {
-        for (String overlay : rendered.keySet()) {
+    void everyOverlayRunsTheImageTheBaseNamesOnceTaggedWithTheProjectVersion() throws IOException {
+        for (String overlay : DAEMONSETS) {
             assertThat(container(daemonSet(overlay)).get("image").asText()).as(overlay)
                     .isEqualTo("vgpu-device-plugin:" + System.getProperty("vgpu.version"));
         }
@@ -155,7 +191,7 @@ class DeployManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"default", "nvml"})
+    @ValueSource(strings = {"default", "nvml", "nvml-runtimeclass"})
     void everyPodIsHardenedAndProbedOverTheMetricsPort(String overlay) {
         JsonNode ds = daemonSet(overlay);
         JsonNode pod = ds.at("/spec/template/spec");
@@ -191,7 +227,7 @@ class DeployManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"default", "nvml"})
+    @ValueSource(strings = {"default", "nvml", "nvml-runtimeclass"})
     void theHostsDevIsMountedReadOnlyUnderTheHostRoot(String overlay) {
         JsonNode ds = daemonSet(overlay);
         String hostRoot = flag(container(ds), "--host-root");
@@ -205,7 +241,7 @@ class DeployManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"default", "nvml"})
+    @ValueSource(strings = {"default", "nvml", "nvml-runtimeclass"})
     void theStateDirectoryIsAWritableHostPathOutsideTheDevicePluginDirectory(String overlay) {
         JsonNode ds = daemonSet(overlay);
         JsonNode c = container(ds);
@@ -272,7 +308,7 @@ class DeployManifestsTest {
     }
 
     @Test
-    void theNvmlVariantIsPrivilegedAndBindsTheDriverLibrary() {
+    void theNvmlVariantIsPrivilegedAndBindsTheDriverLibraryAndListsNoGpu() {
         JsonNode ds = daemonSet("nvml");
         JsonNode c = container(ds);
         assertThat(c.at("/securityContext/privileged").asBoolean()).isTrue();
@@ -287,8 +323,82 @@ class DeployManifestsTest {
         Map<String, String> mounts = new TreeMap<>();
         c.path("volumeMounts").forEach(m -> mounts.put(m.path("mountPath").asText(), m.path("name").asText()));
         assertThat(mounts).containsEntry("/host-driver-lib/libnvidia-ml.so.1", "nvml-library")
-                .containsEntry("/dev/nvidiactl", "nvidiactl").containsEntry("/dev/nvidia0", "nvidia0")
+                .containsEntry("/dev/nvidiactl", "nvidiactl")
                 .containsEntry("/var/lib/kubelet/device-plugins", "device-plugins");
+        // A privileged container gets every /dev/nvidiaN from the runtime; /dev/nvidiactl only gates the start.
+        assertThat(mounts.keySet()).noneMatch(path -> path.matches("/dev/nvidia[0-9]+"));
+        assertThat(hostPathOf(ds, mountAt(c, "/dev/nvidiactl")).toString())
+                .isEqualTo("{\"path\":\"/dev/nvidiactl\",\"type\":\"CharDevice\"}");
+        assertThat(hostPathOf(ds, mountAt(c, "/host-driver-lib/libnvidia-ml.so.1")).toString())
+                .isEqualTo("{\"path\":\"/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1\",\"type\":\"File\"}");
+    }
+
+    /**
+     * The runtime-class variant is the NVML variant without privilege and without any driver file or device mounted
+     * by hand: the NVIDIA container runtime injects them. Everything else (name, nodes, arguments) is the NVML
+     * variant's, since it replaces that one.
+     */
+    @Test
+    void theRuntimeClassVariantIsTheNvmlVariantUnprivilegedWithNothingOfTheDriverMounted() {
+        JsonNode ds = daemonSet("nvml-runtimeclass");
+        JsonNode nvml = daemonSet("nvml");
+        JsonNode pod = ds.at("/spec/template/spec");
+        JsonNode c = container(ds);
+        assertThat(pod.path("runtimeClassName").asText()).isEqualTo("nvidia");
+        assertThat(c.at("/securityContext/privileged").asBoolean()).isFalse();
+        assertThat(c.at("/securityContext/allowPrivilegeEscalation").isBoolean()).isTrue();
+        assertThat(c.at("/securityContext/allowPrivilegeEscalation").asBoolean()).isFalse();
+        assertThat(strings(c.at("/securityContext/capabilities/drop"))).containsExactly("ALL");
+        assertThat(env(c)).containsEntry("NVIDIA_VISIBLE_DEVICES", "all")
+                .containsEntry("NVIDIA_DRIVER_CAPABILITIES", "utility").doesNotContainKey("LD_LIBRARY_PATH")
+                .containsEntry("JAVA_TOOL_OPTIONS", env(container(nvml)).get("JAVA_TOOL_OPTIONS"));
+        c.path("volumeMounts").forEach(m -> assertThat(m.path("mountPath").asText())
+                .doesNotStartWith("/dev/").doesNotStartWith("/host-driver-lib"));
+        pod.path("volumes").forEach(v -> assertThat(v.at("/hostPath/path").asText())
+                .doesNotContain("nvidia"));
+        assertThat(ds.at("/metadata/name")).isEqualTo(nvml.at("/metadata/name"));
+        assertThat(ds.at("/spec/selector")).isEqualTo(nvml.at("/spec/selector"));
+        assertThat(pod.path("affinity")).isEqualTo(nvml.at("/spec/template/spec/affinity"));
+        assertThat(c.path("args")).isEqualTo(container(nvml).path("args"));
+    }
+
+    /**
+     * Each library component, added by an overlay on top of overlays/nvml, changes the library's host path and
+     * nothing else.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"nvml-library-aarch64", "nvml-library-gpu-operator", "nvml-library-gpu-operator-aarch64"})
+    void aLibraryComponentMovesTheNvmlLibraryAndNothingElse(String component) {
+        JsonNode ds = daemonSet("nvml+" + component);
+        JsonNode library = hostPathOf(ds, mountAt(container(ds), "/host-driver-lib/libnvidia-ml.so.1"));
+        assertThat(library.path("path").asText()).isEqualTo(LIBRARY_COMPONENTS.get(component));
+        assertThat(library.path("type").asText()).isEqualTo("File");
+        String expected = daemonSet("nvml").toString().replace("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+                LIBRARY_COMPONENTS.get(component));
+        assertThat(ds.toString()).isEqualTo(expected);
+        assertThat(rendered.get("nvml+" + component)).hasSameSizeAs(rendered.get("nvml"));
+    }
+
+    /**
+     * The optional monitoring overlay: a PodMonitor whose selector, namespace and port are those of every variant's
+     * pods, scraping {@code /metrics}.
+     */
+    @Test
+    void thePodMonitorScrapesTheMetricsPortOfEveryVariantsPods() {
+        assertThat(rendered.get("monitoring")).extracting(o -> o.path("kind").asText()).containsExactly("PodMonitor");
+        JsonNode monitor = only("monitoring", "monitoring.coreos.com/v1", "PodMonitor");
+        Map<String, String> selector = labels(monitor.at("/spec/selector/matchLabels"));
+        assertThat(selector).isNotEmpty();
+        JsonNode endpoints = monitor.at("/spec/podMetricsEndpoints");
+        assertThat(endpoints).hasSize(1);
+        assertThat(endpoints.get(0).path("path").asText()).isEqualTo("/metrics");
+        for (String overlay : DAEMONSETS) {
+            JsonNode ds = daemonSet(overlay);
+            assertThat(labels(ds.at("/spec/template/metadata/labels"))).as(overlay).containsAllEntriesOf(selector);
+            assertThat(strings(monitor.at("/spec/namespaceSelector/matchNames")))
+                    .contains(ds.at("/metadata/namespace").asText());
+            assertThat(endpoints.get(0).path("port").asText()).isEqualTo(container(ds).at("/ports/0/name").asText());
+        }
     }
 
     /** Node labels → which DaemonSets the scheduler places there: at most one, and the right one. */
@@ -313,7 +423,7 @@ class DeployManifestsTest {
             node.put("vgpu.dev/nvml", cells[1].strip());
         }
         List<String> placed = new ArrayList<>();
-        for (String overlay : rendered.keySet()) {
+        for (String overlay : List.of("default", "nvml")) {
             if (schedulable(daemonSet(overlay).at("/spec/template/spec"), node)) {
                 placed.add(overlay);
             }
