@@ -23,10 +23,13 @@ import java.util.OptionalInt;
  *                   vendor:device id); the source re-checks it with
  *                   {@link dev.vgpu.core.spi.DeviceSource#recheck} before the device is handed out. Empty when
  *                   the source records none. Part of equality, so a changed identity is an update.
+ * @param facts      what else the source read (profile name, device id, vGPU type id, PCIe root) for consumers
+ *                   that describe devices, such as the DRA plugin's ResourceSlices; {@link DeviceFacts#NONE} when
+ *                   the source records none. Part of equality.
  */
 public record Device(String id, ResourceName resource, String source, Attachment attachment,
                      Optional<PciAddress> parent, Optional<String> iommuGroup, OptionalInt numaNode,
-                     Optional<String> vfioCdev, Optional<String> identity) {
+                     Optional<String> vfioCdev, Optional<String> identity, DeviceFacts facts) {
 
     /** Validates every field. */
     public Device {
@@ -39,12 +42,20 @@ public record Device(String id, ResourceName resource, String source, Attachment
         Objects.requireNonNull(numaNode, "numaNode");
         Objects.requireNonNull(vfioCdev, "vfioCdev");
         Objects.requireNonNull(identity, "identity");
+        Objects.requireNonNull(facts, "facts");
         identity.ifPresent(i -> requireToken(i, "identity"));
         iommuGroup.ifPresent(g -> requireToken(g, "IOMMU group"));
         vfioCdev.ifPresent(c -> requireToken(c, "VFIO cdev"));
         if (numaNode.isPresent() && numaNode.getAsInt() < 0) {
             throw new IllegalArgumentException("NUMA node must be non-negative, got " + numaNode.getAsInt());
         }
+    }
+
+    /** A device without {@link DeviceFacts facts}. */
+    public Device(String id, ResourceName resource, String source, Attachment attachment, Optional<PciAddress> parent,
+                  Optional<String> iommuGroup, OptionalInt numaNode, Optional<String> vfioCdev,
+                  Optional<String> identity) {
+        this(id, resource, source, attachment, parent, iommuGroup, numaNode, vfioCdev, identity, DeviceFacts.NONE);
     }
 
     /** Starts a device with the required fields; optional ones default to empty. */
@@ -60,7 +71,7 @@ public record Device(String id, ResourceName resource, String source, Attachment
 
     /** A copy advertised under another resource. */
     public Device withResource(ResourceName other) {
-        return new Device(id, other, source, attachment, parent, iommuGroup, numaNode, vfioCdev, identity);
+        return new Device(id, other, source, attachment, parent, iommuGroup, numaNode, vfioCdev, identity, facts);
     }
 
     private static void requireToken(String value, String what) {
@@ -88,6 +99,7 @@ public record Device(String id, ResourceName resource, String source, Attachment
         private OptionalInt numaNode = OptionalInt.empty();
         private Optional<String> vfioCdev = Optional.empty();
         private Optional<String> identity = Optional.empty();
+        private DeviceFacts facts = DeviceFacts.NONE;
 
         private Builder(String id, ResourceName resource, String source, Attachment attachment) {
             this.id = id;
@@ -135,9 +147,16 @@ public record Device(String id, ResourceName resource, String source, Attachment
             return this;
         }
 
+        /** What else the source read about it (profile, device id, vGPU type id, PCIe root). */
+        public Builder facts(DeviceFacts value) {
+            facts = Objects.requireNonNull(value, "facts");
+            return this;
+        }
+
         /** Builds and validates the device. */
         public Device build() {
-            return new Device(id, resource, source, attachment, parent, iommuGroup, numaNode, vfioCdev, identity);
+            return new Device(id, resource, source, attachment, parent, iommuGroup, numaNode, vfioCdev, identity,
+                    facts);
         }
     }
 }

@@ -2,6 +2,7 @@ package dev.vgpu.dra;
 
 import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
+import dev.vgpu.core.DeviceFacts;
 import dev.vgpu.core.Snapshot;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -11,9 +12,9 @@ import java.util.Map;
 
 /**
  * The node's pool as ResourceSlice specs (docs/DRA.md §4): every advertised device of a snapshot, sorted by name,
- * at most {@value SliceSpec#MAX_DEVICES} a slice, with the attributes a snapshot device carries. Plain values: the
- * API client, generation handling across publications and the attributes that need more than the snapshot
- * ({@code profile}, {@code deviceId}, {@code pcieRoot}) come later.
+ * at most {@value SliceSpec#MAX_DEVICES} a slice, with the attributes a snapshot device carries (its
+ * {@link dev.vgpu.core.DeviceFacts facts} included). Plain values; the publisher writes them to the API
+ * server.
  * <pre>{@code
  * List<SliceSpec> slices = ResourceSlices.of(DriverName.DEFAULT, "node-a", snapshot, 1);
  * }</pre>
@@ -42,8 +43,10 @@ public final class ResourceSlices {
 
     /**
      * One device with its attributes: {@code type} ({@code passthrough}, {@code vgpu} or {@code mdev}),
-     * {@code resourceName} (when it fits 64 characters), {@code iommuGroup}, {@code numaNode} (only when known), {@code parentPciBusID} (VFs and
-     * mdevs); {@code resource.kubernetes.io/pciBusID} for PCI functions only; {@code mdevUUID} for mdevs only.
+     * {@code resourceName} and {@code profile} (each when it fits 64 characters), {@code deviceId}, {@code iommuGroup},
+     * {@code numaNode} (only when known), {@code parentPciBusID} (VFs and mdevs), {@code vgpuTypeId} (VFs);
+     * {@code resource.kubernetes.io/pciBusID} and {@code resource.kubernetes.io/pcieRoot} for PCI functions only;
+     * {@code mdevUUID} for mdevs only. A fact the source did not record is left out.
      */
     static SliceDevice device(Device device) {
         Map<String, DeviceAttribute> attributes = new LinkedHashMap<>();
@@ -55,6 +58,11 @@ public final class ResourceSlices {
             // A longer name (a 63-character resource after "nvidia.com/") does not fit a string attribute.
             attributes.put("resourceName", new DeviceAttribute.StringValue(resourceName));
         }
+        DeviceFacts facts = device.facts();
+        facts.profile().filter(p -> p.length() <= 64)
+                .ifPresent(p -> attributes.put("profile", new DeviceAttribute.StringValue(p)));
+        facts.deviceId().ifPresent(d -> attributes.put("deviceId", new DeviceAttribute.StringValue(d)));
+        facts.vgpuTypeId().ifPresent(t -> attributes.put("vgpuTypeId", new DeviceAttribute.IntValue(t)));
         device.iommuGroup().filter(g -> g.chars().allMatch(Character::isDigit) && g.length() <= 9)
                 .ifPresent(g -> attributes.put("iommuGroup", new DeviceAttribute.IntValue(Long.parseLong(g))));
         device.numaNode().ifPresent(n -> attributes.put("numaNode", new DeviceAttribute.IntValue(n)));
@@ -64,6 +72,7 @@ public final class ResourceSlices {
         } else {
             device.pciAddress().ifPresent(a -> attributes.put(STANDARD + "pciBusID",
                     new DeviceAttribute.StringValue(a.toString())));
+            facts.pcieRoot().ifPresent(r -> attributes.put(STANDARD + "pcieRoot", new DeviceAttribute.StringValue(r)));
         }
         return new SliceDevice(DeviceNames.of(device), attributes);
     }

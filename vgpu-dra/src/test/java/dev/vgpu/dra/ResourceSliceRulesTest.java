@@ -85,13 +85,25 @@ class ResourceSliceRulesTest {
                     .containsEntry("parentPciBusID", string("0000:1b:00.0"))
                     .containsEntry("iommuGroup", new DeviceAttribute.IntValue(100))
                     .containsEntry("resourceName", string("nvidia.com/NVIDIA_L40S-1Q"))
+                    .containsEntry("profile", string("NVIDIA L40S-1Q"))
+                    .containsEntry("deviceId", string("26b9"))
+                    .containsEntry("vgpuTypeId", new DeviceAttribute.IntValue(1152))
+                    .containsEntry("resource.kubernetes.io/pcieRoot", string("pci0000:10"))
                     .doesNotContainKeys("mdevUUID", "numaNode");
             assertThat(attributes(pool, DraHarness.GPU)).containsEntry("type", string("passthrough"))
-                    .containsEntry("iommuGroup", new DeviceAttribute.IntValue(41)).doesNotContainKey("parentPciBusID");
+                    .containsEntry("iommuGroup", new DeviceAttribute.IntValue(41))
+                    .containsEntry("deviceId", string("2335"))
+                    // No pci.ids in the harness: the profile of a passthrough GPU is then its device id.
+                    .containsEntry("profile", string("2335"))
+                    .containsEntry("resource.kubernetes.io/pcieRoot", string("pci0000:40"))
+                    .doesNotContainKeys("parentPciBusID", "vgpuTypeId");
             Map<String, DeviceAttribute> mdev = attributes(pool, DraHarness.MDEV);
             assertThat(mdev).containsEntry("type", string("mdev")).containsEntry("mdevUUID", string(DraHarness.UUID))
                     .containsEntry("parentPciBusID", string("0000:06:00.0"))
-                    .doesNotContainKey("resource.kubernetes.io/pciBusID");
+                    .containsEntry("profile", string("GRID T4-1Q"))
+                    .containsEntry("deviceId", string("1eb8"))
+                    .doesNotContainKeys("resource.kubernetes.io/pciBusID", "resource.kubernetes.io/pcieRoot",
+                            "vgpuTypeId");
             assertThat(((DeviceAttribute.StringValue) vf.get("resource.kubernetes.io/pciBusID")).value())
                     .matches(PCI_BUS_ID);
         }

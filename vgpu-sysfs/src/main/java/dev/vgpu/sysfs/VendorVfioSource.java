@@ -3,6 +3,7 @@ package dev.vgpu.sysfs;
 import dev.vgpu.attach.internal.HostVfio;
 import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
+import dev.vgpu.core.DeviceFacts;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.core.spi.DeviceCheck;
@@ -149,7 +150,7 @@ public final class VendorVfioSource implements DeviceSource {
 
     /** A VF with a vGPU type configured, waiting for every catalog of the scan to be merged. */
     private record ConfiguredVf(String bdf, PciAddress pf, String vendor, String device, long typeId, String group,
-                                OptionalInt numa, Optional<String> cdev) {
+                                OptionalInt numa, Optional<String> cdev, String pcieRoot) {
     }
 
     private static void inspect(Path dir, String bdf, ScanState state) {
@@ -273,7 +274,7 @@ public final class VendorVfioSource implements DeviceSource {
         String device = SysfsFiles.hexId(dir, "device", state.host.scanScope());
         String group = SysfsFiles.iommuGroup(dir);
         state.configured.add(new ConfiguredVf(bdf, pf, vendor, device, Long.parseLong(current), group,
-                SysfsFiles.numaNode(dir, state.host.scanScope()), HostVfio.vfioCdev(dir)));
+                SysfsFiles.numaNode(dir, state.host.scanScope()), HostVfio.vfioCdev(dir), PciBus.pcieRoot(dir)));
     }
 
     /** Adds a function's catalog to its card's; a missing file adds nothing, a bad one is reported. */
@@ -323,6 +324,8 @@ public final class VendorVfioSource implements DeviceSource {
         }
         state.scan.add(Device.builder(vf.bdf(), name.get(), NAME, Attachment.VFIO_PCI).parent(vf.pf())
                 .iommuGroup(vf.group()).numaNode(vf.numa()).vfioCdev(vf.cdev().orElse(null))
-                .identity(VfIdentity.of(vf.vendor(), vf.device(), vf.typeId())).build(), profile);
+                .identity(VfIdentity.of(vf.vendor(), vf.device(), vf.typeId()))
+                .facts(DeviceFacts.NONE.withProfile(MdevSource.profileOrNull(profile)).withDeviceId(vf.device()).withVgpuTypeId(vf.typeId())
+                        .withPcieRoot(vf.pcieRoot())).build(), profile);
     }
 }
