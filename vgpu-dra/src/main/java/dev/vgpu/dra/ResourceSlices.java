@@ -9,6 +9,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The node's pool as ResourceSlice specs (docs/DRA.md §4): every advertised device of a snapshot, sorted by name,
@@ -28,17 +29,38 @@ public final class ResourceSlices {
 
     /** The pool of {@code nodeName} at {@code generation}: one slice when empty, else as many as needed. */
     public static List<SliceSpec> of(DriverName driver, String nodeName, Snapshot snapshot, long generation) {
-        List<SliceDevice> devices = new ArrayList<>();
-        snapshot.resources().values().forEach(r -> r.devices().forEach(d -> devices.add(device(d))));
-        devices.sort(Comparator.comparing(SliceDevice::name));
-        int count = Math.max(1, (devices.size() + SliceSpec.MAX_DEVICES - 1) / SliceSpec.MAX_DEVICES);
+        return of(driver, nodeName, snapshot, Set.of(), generation);
+    }
+
+    /**
+     * The pool with every device whose id is in {@code unhealthy} tainted {@link SliceTaint#unhealthy}; a pool with
+     * a tainted device has at most {@value SliceSpec#MAX_TAINTED_DEVICES} devices a slice.
+     */
+    public static List<SliceSpec> of(DriverName driver, String nodeName, Snapshot snapshot, Set<String> unhealthy,
+                                     long generation) {
         List<SliceSpec> slices = new ArrayList<>();
-        for (int i = 0; i < count; i++) {
-            List<SliceDevice> part = devices.subList(i * SliceSpec.MAX_DEVICES,
-                    Math.min(devices.size(), (i + 1) * SliceSpec.MAX_DEVICES));
-            slices.add(new SliceSpec(driver, nodeName, generation, count, nodeName, part));
-        }
+        List<List<SliceDevice>> parts = devices(driver, snapshot, unhealthy);
+        parts.forEach(part -> slices.add(new SliceSpec(driver, nodeName, generation, parts.size(), nodeName, part)));
         return slices;
+    }
+
+    /** The pool's devices, sorted by name, cut into slices (one, empty, when there are none). */
+    static List<List<SliceDevice>> devices(DriverName driver, Snapshot snapshot, Set<String> unhealthy) {
+        List<SliceDevice> devices = new ArrayList<>();
+        List<SliceTaint> taint = List.of(SliceTaint.unhealthy(driver));
+        snapshot.resources().values().forEach(r -> r.devices().forEach(d -> {
+            SliceDevice plain = device(d);
+            devices.add(unhealthy.contains(d.id()) ? new SliceDevice(plain.name(), plain.attributes(), taint) : plain);
+        }));
+        devices.sort(Comparator.comparing(SliceDevice::name));
+        int per = devices.stream().anyMatch(d -> !d.taints().isEmpty()) ? SliceSpec.MAX_TAINTED_DEVICES
+                : SliceSpec.MAX_DEVICES;
+        int count = Math.max(1, (devices.size() + per - 1) / per);
+        List<List<SliceDevice>> parts = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            parts.add(List.copyOf(devices.subList(i * per, Math.min(devices.size(), (i + 1) * per))));
+        }
+        return parts;
     }
 
     /**
