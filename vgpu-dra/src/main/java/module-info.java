@@ -7,6 +7,9 @@
  *
  * <p>The generated kubelet API classes ({@code dev.vgpu.dra.grpc.*}) are implementation, not exported.
  */
+// fabric8's types are in this module's API (SlicePublisher, ApiClaimReader), so its modules are transitive although
+// automatic.
+@SuppressWarnings("requires-transitive-automatic")
 module dev.vgpu.dra {
     requires transitive dev.vgpu.core;
     requires transitive dev.vgpu.attach;
@@ -21,6 +24,12 @@ module dev.vgpu.dra {
     // Guava's failureaccess is an explicit module the automatic Guava module cannot require (as in
     // dev.vgpu.deviceplugin): without it a module-path application fails with NoClassDefFoundError.
     requires com.google.common.util.concurrent.internal;
+    // The API server: fabric8's client API and models (automatic modules named after their jar files, since
+    // fabric8 8.0.0 declares no module names; docs/BUILD.md) on the JDK's HTTP client.
+    requires transitive kubernetes.client.api;
+    requires transitive kubernetes.model.core;
+    requires transitive kubernetes.model.resource;
+    requires io.fabric8.kubernetes.client.jdkhttp;
 
     exports dev.vgpu.dra;
 

@@ -27,10 +27,14 @@ import java.util.OptionalInt;
  * @param gpuInstance the GPU instance (MIG) of its physical GPU the device lives on, when its source reports one
  *                   (a vendor-VFIO VF of a MIG-backed profile); a fault NVML reports for one GPU instance concerns
  *                   only the devices on it. Part of equality.
+ * @param facts      what else the source read (profile name, device id, vGPU type id, PCIe root) for consumers
+ *                   that describe devices, such as the DRA plugin's ResourceSlices; {@link DeviceFacts#NONE} when
+ *                   the source records none. Part of equality.
  */
 public record Device(String id, ResourceName resource, String source, Attachment attachment,
                      Optional<PciAddress> parent, Optional<String> iommuGroup, OptionalInt numaNode,
-                     Optional<String> vfioCdev, Optional<String> identity, OptionalInt gpuInstance) {
+                     Optional<String> vfioCdev, Optional<String> identity, OptionalInt gpuInstance,
+                     DeviceFacts facts) {
 
     /** Validates every field. */
     public Device {
@@ -47,6 +51,7 @@ public record Device(String id, ResourceName resource, String source, Attachment
         if (gpuInstance.isPresent() && gpuInstance.getAsInt() < 0) {
             throw new IllegalArgumentException("GPU instance must be non-negative, got " + gpuInstance.getAsInt());
         }
+        Objects.requireNonNull(facts, "facts");
         identity.ifPresent(i -> requireToken(i, "identity"));
         iommuGroup.ifPresent(g -> requireToken(g, "IOMMU group"));
         vfioCdev.ifPresent(c -> requireToken(c, "VFIO cdev"));
@@ -55,11 +60,12 @@ public record Device(String id, ResourceName resource, String source, Attachment
         }
     }
 
-    /** A device on no particular GPU instance (the form before GPU instances were known). */
+    /** A device on no particular GPU instance and without {@link DeviceFacts facts}. */
     public Device(String id, ResourceName resource, String source, Attachment attachment, Optional<PciAddress> parent,
                   Optional<String> iommuGroup, OptionalInt numaNode, Optional<String> vfioCdev,
                   Optional<String> identity) {
-        this(id, resource, source, attachment, parent, iommuGroup, numaNode, vfioCdev, identity, OptionalInt.empty());
+        this(id, resource, source, attachment, parent, iommuGroup, numaNode, vfioCdev, identity, OptionalInt.empty(),
+                DeviceFacts.NONE);
     }
 
     /** Starts a device with the required fields; optional ones default to empty. */
@@ -76,7 +82,7 @@ public record Device(String id, ResourceName resource, String source, Attachment
     /** A copy advertised under another resource. */
     public Device withResource(ResourceName other) {
         return new Device(id, other, source, attachment, parent, iommuGroup, numaNode, vfioCdev, identity,
-                gpuInstance);
+                gpuInstance, facts);
     }
 
     private static void requireToken(String value, String what) {
@@ -105,6 +111,7 @@ public record Device(String id, ResourceName resource, String source, Attachment
         private Optional<String> vfioCdev = Optional.empty();
         private Optional<String> identity = Optional.empty();
         private OptionalInt gpuInstance = OptionalInt.empty();
+        private DeviceFacts facts = DeviceFacts.NONE;
 
         private Builder(String id, ResourceName resource, String source, Attachment attachment) {
             this.id = id;
@@ -158,10 +165,16 @@ public record Device(String id, ResourceName resource, String source, Attachment
             return this;
         }
 
+        /** What else the source read about it (profile, device id, vGPU type id, PCIe root). */
+        public Builder facts(DeviceFacts value) {
+            facts = Objects.requireNonNull(value, "facts");
+            return this;
+        }
+
         /** Builds and validates the device. */
         public Device build() {
             return new Device(id, resource, source, attachment, parent, iommuGroup, numaNode, vfioCdev, identity,
-                    gpuInstance);
+                    gpuInstance, facts);
         }
     }
 }

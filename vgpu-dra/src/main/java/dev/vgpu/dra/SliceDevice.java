@@ -1,6 +1,7 @@
 package dev.vgpu.dra;
 
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -13,8 +14,9 @@ import java.util.regex.Pattern;
  *
  * @param name       e.g. {@code pci-0000-1b-00-4}
  * @param attributes by name, sorted; unqualified names belong to the driver
+ * @param taints     at most {@value SliceTaint#MAX_PER_DEVICE}, keys unique (an unhealthy device's)
  */
-public record SliceDevice(String name, Map<String, DeviceAttribute> attributes) {
+public record SliceDevice(String name, Map<String, DeviceAttribute> attributes, List<SliceTaint> taints) {
 
     /** The most attributes (with capacities) a device may have. */
     public static final int MAX_ATTRIBUTES = 32;
@@ -40,6 +42,17 @@ public record SliceDevice(String name, Map<String, DeviceAttribute> attributes) 
             }
         });
         attributes = Collections.unmodifiableMap(new TreeMap<>(attributes));
+        taints = List.copyOf(taints);
+        if (taints.size() > SliceTaint.MAX_PER_DEVICE
+                || taints.stream().map(SliceTaint::key).distinct().count() != taints.size()) {
+            throw new IllegalArgumentException("device " + name + " has more than " + SliceTaint.MAX_PER_DEVICE
+                    + " taints or one key twice");
+        }
+    }
+
+    /** A device without taints. */
+    public SliceDevice(String name, Map<String, DeviceAttribute> attributes) {
+        this(name, attributes, List.of());
     }
 
     /** Whether {@code name} is an attribute name the API accepts. */

@@ -19,6 +19,8 @@ public record SliceSpec(DriverName driver, String pool, long generation, int res
 
     /** The most devices one slice may have (without taints, counters or list attributes). */
     public static final int MAX_DEVICES = 128;
+    /** The most devices one slice may have when any of them has a taint. */
+    public static final int MAX_TAINTED_DEVICES = 64;
 
     /** Validates the counts and copies the list. */
     public SliceSpec {
@@ -32,6 +34,10 @@ public record SliceSpec(DriverName driver, String pool, long generation, int res
         if (devices.size() > MAX_DEVICES) {
             throw new IllegalArgumentException("a slice has at most " + MAX_DEVICES + " devices, got "
                     + devices.size());
+        }
+        if (devices.size() > MAX_TAINTED_DEVICES && devices.stream().anyMatch(d -> !d.taints().isEmpty())) {
+            throw new IllegalArgumentException("a slice with tainted devices has at most " + MAX_TAINTED_DEVICES
+                    + " devices, got " + devices.size());
         }
         if (devices.stream().map(SliceDevice::name).distinct().count() != devices.size()) {
             throw new IllegalArgumentException("device names repeat in one slice");

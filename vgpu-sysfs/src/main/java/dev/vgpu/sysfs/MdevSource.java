@@ -2,6 +2,7 @@ package dev.vgpu.sysfs;
 
 import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
+import dev.vgpu.core.DeviceFacts;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.core.spi.DeviceCheck;
@@ -100,6 +101,7 @@ public final class MdevSource implements DeviceSource {
         String typeId;
         String typeName;
         String group;
+        String parentDevice;
         OptionalInt numa;
         try {
             parent = parentOf(Files.readSymbolicLink(mdev));
@@ -110,6 +112,7 @@ public final class MdevSource implements DeviceSource {
                 scan.ignore(uuid, "its parent " + parent + " has vendor " + vendor + ", not NVIDIA (e.g. Intel GVT-g)");
                 return;
             }
+            parentDevice = deviceIdOrNull(parentDir, host);
             typeId = SysfsFiles.linkName(mdev.resolve("mdev_type"));
             what += " of type " + typeId;
             typeName = SysfsFiles.readStripped(mdev, "mdev_type/name", host.scanScope());
@@ -134,8 +137,24 @@ public final class MdevSource implements DeviceSource {
             return;
         }
         scan.add(Device.builder(uuid, name.get(), NAME, Attachment.MEDIATED).parent(PciAddress.parse(parent))
-                .iommuGroup(group).numaNode(numa).identity(IDENTITY.identity(typeId)).build(),
+                .iommuGroup(group).numaNode(numa).identity(IDENTITY.identity(typeId))
+                .facts(DeviceFacts.NONE.withProfile(profileOrNull(CardCatalogs.collapseWhitespace(typeName)))
+                        .withDeviceId(parentDevice)).build(),
                 CardCatalogs.collapseWhitespace(typeName));
+    }
+
+    /** A profile fact, or null for a name no attribute can carry (control characters: the resource name drops them). */
+    static String profileOrNull(String name) {
+        return DeviceFacts.isProfile(name) ? name : null;
+    }
+
+    /** The parent's PCI device id for the facts; null when unreadable (the mdev is still advertised without it). */
+    private static String deviceIdOrNull(Path parentDir, Host host) {
+        try {
+            return SysfsFiles.hexId(parentDir, "device", host.scanScope());
+        } catch (IOException e) {
+            return null;
+        }
     }
 
     /** The parent BDF: the second-to-last component of the link text, as the kernel lays mdevs out. */

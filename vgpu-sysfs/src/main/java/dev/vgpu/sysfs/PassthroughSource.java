@@ -3,6 +3,7 @@ package dev.vgpu.sysfs;
 import dev.vgpu.attach.internal.HostVfio;
 import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
+import dev.vgpu.core.DeviceFacts;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.core.spi.DeviceCheck;
@@ -203,10 +204,13 @@ public final class PassthroughSource implements DeviceSource {
             scan.skip(bdf, what + ": device id " + device + " gives no valid resource name");
             return groups;
         }
+        String profile = pciName.map(CardCatalogs::collapseWhitespace).orElse(device);
         scan.add(Device.builder(bdf, name.get(), NAME, Attachment.VFIO_PCI)
                 .iommuGroup(group).numaNode(numa).vfioCdev(cdev.orElse(null))
-                .identity(IDENTITY.identity(vendor + ":" + device)).build(),
-                pciName.map(CardCatalogs::collapseWhitespace).orElse(device));
+                .identity(IDENTITY.identity(vendor + ":" + device))
+                .facts(DeviceFacts.NONE.withProfile(MdevSource.profileOrNull(profile)).withDeviceId(device)
+                        .withPcieRoot(PciBus.pcieRoot(dir))).build(),
+                profile);
         return groups;
     }
 

@@ -144,6 +144,31 @@ final class PciBus {
         return SharedRead.once(host, new VendorId(deviceDir, host.scanScope()));
     }
 
+    /**
+     * The PCI root complex a function sits under, {@code pci<domain>:<bus>} (e.g. {@code pci0000:40}): the first
+     * component of that form in the text of its bus entry's link ({@code sys/bus/pci/devices/<bdf> ->
+     * ../../../devices/pci0000:40/0000:40:01.1/0000:41:00.0}), as the kubelet plugin helper derives the standard
+     * {@code resource.kubernetes.io/pcieRoot} attribute. Null when the entry is no link or names no root complex
+     * (only a hand-made tree does that): the attribute is then left out, never guessed.
+     */
+    static String pcieRoot(Path busEntry) {
+        String text;
+        try {
+            text = Files.readSymbolicLink(busEntry).toString();
+        } catch (IOException | UnsupportedOperationException e) {
+            return null;
+        }
+        for (String component : text.split("/")) {
+            if (PCIE_ROOT.matcher(component).matches()) {
+                return component.toLowerCase(java.util.Locale.ROOT);
+            }
+        }
+        return null;
+    }
+
+    private static final java.util.regex.Pattern PCIE_ROOT =
+            java.util.regex.Pattern.compile("pci[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}");
+
     /** True when the {@code driver} link leads to a directory: a dangling link means the driver is gone. */
     static boolean driverPresent(Path deviceDir) {
         return Files.isDirectory(SysfsFiles.DRIVER.of(deviceDir));

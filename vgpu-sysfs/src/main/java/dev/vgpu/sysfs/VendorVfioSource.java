@@ -3,6 +3,7 @@ package dev.vgpu.sysfs;
 import dev.vgpu.attach.internal.HostVfio;
 import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
+import dev.vgpu.core.DeviceFacts;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.core.spi.DeviceCheck;
@@ -150,7 +151,7 @@ public final class VendorVfioSource implements DeviceSource {
 
     /** A VF with a vGPU type configured, waiting for every catalog of the scan to be merged. */
     private record ConfiguredVf(String bdf, PciAddress pf, String vendor, String device, long typeId, String group,
-                                OptionalInt numa, Optional<String> cdev, OptionalInt gpuInstance) {
+                               OptionalInt numa, Optional<String> cdev, OptionalInt gpuInstance, String pcieRoot) {
     }
 
     private static void inspect(Path dir, String bdf, ScanState state) {
@@ -275,7 +276,7 @@ public final class VendorVfioSource implements DeviceSource {
         String group = SysfsFiles.iommuGroup(dir);
         state.configured.add(new ConfiguredVf(bdf, pf, vendor, device, Long.parseLong(current), group,
                 SysfsFiles.numaNode(dir, state.host.scanScope()), HostVfio.vfioCdev(dir),
-                gpuInstance(dir, state)));
+                gpuInstance(dir, state), PciBus.pcieRoot(dir)));
     }
 
     /**
@@ -340,7 +341,8 @@ public final class VendorVfioSource implements DeviceSource {
         }
         state.scan.add(Device.builder(vf.bdf(), name.get(), NAME, Attachment.VFIO_PCI).parent(vf.pf())
                 .iommuGroup(vf.group()).numaNode(vf.numa()).vfioCdev(vf.cdev().orElse(null))
-                .identity(VfIdentity.of(vf.vendor(), vf.device(), vf.typeId())).gpuInstance(vf.gpuInstance()).build(),
-                profile);
+                .identity(VfIdentity.of(vf.vendor(), vf.device(), vf.typeId())).gpuInstance(vf.gpuInstance())
+                .facts(DeviceFacts.NONE.withProfile(MdevSource.profileOrNull(profile)).withDeviceId(vf.device())
+                        .withVgpuTypeId(vf.typeId()).withPcieRoot(vf.pcieRoot())).build(), profile);
     }
 }
