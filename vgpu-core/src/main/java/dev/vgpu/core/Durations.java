@@ -39,16 +39,6 @@ public final class Durations {
     }
 
     /**
-     * Prints a duration as Go's {@code Duration.String} does ({@code 1h0m0s}, {@code 1.5s}).
-     *
-     * <p>Not meant for library users: the project's log lines use the internal formatter. This delegate stays only
-     * until its last caller in the device-plugin adapter moves to it, and will then be removed.
-     */
-    public static String formatGo(Duration d) {
-        return GoDurations.format(d);
-    }
-
-    /**
      * Go's {@code ParseDuration} to nanoseconds: the sign, the bare {@code 0}, then one {@link #component} after
      * another, each added to the unsigned total as Go adds them.
      *

@@ -227,12 +227,6 @@ class DurationsTest {
         assertThatThrownBy(() -> Durations.parseGo(input)).hasMessage("time: invalid duration \"" + input + "\"");
     }
 
-    @Test
-    void theRemainingPublicFormatterIsTheInternalOne() {
-        assertThat(Durations.formatGo(Duration.ofSeconds(90))).isEqualTo("1m30s");
-        assertThat(Durations.formatGo(Duration.ofNanos(1_100))).isEqualTo(GoDurations.format(Duration.ofNanos(1_100)));
-    }
-
     static Stream<Arguments> goDurationStrings() {
         // Go's durationTests table (src/time/time_test.go), outputs confirmed with Go 1.19.8
         return Stream.of(

@@ -1,7 +1,7 @@
 package dev.vgpu.deviceplugin;
 
+import dev.vgpu.core.internal.GoDurations;
 import dev.vgpu.core.Device;
-import dev.vgpu.core.Durations;
 import dev.vgpu.core.PciAddress;
 import java.time.Duration;
 import java.util.Collection;
@@ -126,7 +126,7 @@ final class GpuFaults {
         LOG.warn("GPU {} reported {}{}: {} unhealthy; {}", gpu, fault.reason, scope,
                 covered.isEmpty() ? "no advertised device on it is" : "devices " + String.join(", ", covered) + " are",
                 quiet.isZero() ? "they stay so (no recovery period)" : "healthy again after "
-                        + Durations.formatGo(quiet) + " without another counted XID, if NVML answers for the GPU");
+                        + GoDurations.format(quiet) + " without another counted XID, if NVML answers for the GPU");
         arm(gpu, fault, quiet);
     }
 
@@ -151,7 +151,7 @@ final class GpuFaults {
         faults.forEach((gpu, fault) -> arm(gpu, fault, next));
         if (!faults.isEmpty()) {
             LOG.info("GPU fault recovery period is now {}: {} GPUs with a fault count it from now",
-                    next.isZero() ? "none (faults stay)" : Durations.formatGo(next), faults.size());
+                    next.isZero() ? "none (faults stay)" : GoDurations.format(next), faults.size());
         }
     }
 
@@ -215,8 +215,8 @@ final class GpuFaults {
         if (silence.isPresent()) {
             if (!fault.silent) {
                 LOG.warn("GPU {} had no counted XID for {}, but NVML does not answer for it ({}): its devices stay"
-                        + " unhealthy; asking again every {}", gpu, Durations.formatGo(quiet), silence.get(),
-                        Durations.formatGo(retryDelay()));
+                        + " unhealthy; asking again every {}", gpu, GoDurations.format(quiet), silence.get(),
+                        GoDurations.format(retryDelay()));
             }
             fault.silent = true;
             if (!quiet.isZero()) {
@@ -227,7 +227,7 @@ final class GpuFaults {
         faults.remove(gpu);
         SortedSet<String> freed = applyToPlugins(fault);
         LOG.info("GPU {} had no counted XID for {} since {} and NVML answers for it: devices {} are healthy again as"
-                + " far as XIDs go", gpu, Durations.formatGo(quiet), fault.reason, freed.isEmpty() ? "(none advertised)"
+                + " far as XIDs go", gpu, GoDurations.format(quiet), fault.reason, freed.isEmpty() ? "(none advertised)"
                 : String.join(", ", freed));
     }
 

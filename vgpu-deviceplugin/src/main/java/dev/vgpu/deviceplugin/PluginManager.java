@@ -1,8 +1,8 @@
 package dev.vgpu.deviceplugin;
 
+import dev.vgpu.core.internal.GoDurations;
 import dev.vgpu.attach.Handovers;
 import dev.vgpu.core.Device;
-import dev.vgpu.core.Durations;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.Plan;
 import dev.vgpu.core.Reconciler;
@@ -121,9 +121,9 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         checks.request();
         LOG.info("Device plugins: host root {}, device-plugin dir {}, health poll every {}, registration backoff "
                 + "{} to {}, GPU fault recovery {}", b.hostRoot, b.devicePluginDir,
-                Durations.formatGo(b.healthPollInterval), Durations.formatGo(b.backoffInitial),
-                Durations.formatGo(b.backoffMax), b.gpuRecovery.isZero() ? "off"
-                        : "after " + Durations.formatGo(b.gpuRecovery) + " quiet");
+                GoDurations.format(b.healthPollInterval), GoDurations.format(b.backoffInitial),
+                GoDurations.format(b.backoffMax), b.gpuRecovery.isZero() ? "off"
+                        : "after " + GoDurations.format(b.gpuRecovery) + " quiet");
     }
 
     /** Two daemon threads, {@code vgpu-dp-scheduler-1..2}: the context and its lanes never need more. */

@@ -1,5 +1,6 @@
 package dev.vgpu.daemon;
 
+import dev.vgpu.core.internal.GoDurations;
 import dev.vgpu.core.Durations;
 import dev.vgpu.kubelet.standin.StandInKubelet;
 import java.io.BufferedReader;
@@ -78,7 +79,7 @@ final class KubeletCommand implements Callable<Integer> {
         Signals.onHangup(() -> restart.set(true));
         readEnterFromStdin();
         out.println("stand-in kubelet serving " + kubelet.socket() + (period == null ? "" : ", restarting every "
-                + Durations.formatGo(period)) + "; Enter or SIGHUP (kill -HUP " + ProcessHandle.current().pid()
+                + GoDurations.format(period)) + "; Enter or SIGHUP (kill -HUP " + ProcessHandle.current().pid()
                 + ") restarts it, Ctrl-C stops it");
         out.flush();
         watch(kubelet, out, period);

@@ -98,7 +98,7 @@ public record XidPolicy(boolean enabled, Set<Long> ignored, Duration recoverAfte
     @Override
     public String toString() {
         return enabled ? "XID health on, ignoring XIDs " + new TreeSet<>(ignored) + ", " + (recoverAfter.isZero()
-                ? "no recovery" : "recovery after " + dev.vgpu.core.Durations.formatGo(recoverAfter) + " quiet")
+                ? "no recovery" : "recovery after " + dev.vgpu.core.internal.GoDurations.format(recoverAfter) + " quiet")
                 : "XID health off";
     }
 }
