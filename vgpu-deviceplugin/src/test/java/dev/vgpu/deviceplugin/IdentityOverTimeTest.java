@@ -223,7 +223,11 @@ class IdentityOverTimeTest {
 
     @Test
     void scenario6AHealthCheckThatHitsAnErrorKeepsItsSchedule() {
-        AtomicInteger errors = new AtomicInteger(3);
+        // The re-check fails until the kubelet has seen its Unhealthy answer, then succeeds: the check must keep
+        // running after the errors (its schedule survives them) to report the device Healthy again. Failing for a
+        // fixed number of rounds instead would race the kubelet's first ListAndWatch on a loaded machine.
+        java.util.concurrent.atomic.AtomicBoolean failing = new java.util.concurrent.atomic.AtomicBoolean(true);
+        AtomicInteger errors = new AtomicInteger();
         DeviceSource flaky = new DeviceSource() {
             @Override
             public String name() {
@@ -237,7 +241,8 @@ class IdentityOverTimeTest {
 
             @Override
             public DeviceCheck recheck(Host host, Device device) {
-                if (errors.getAndDecrement() > 0) {
+                if (failing.get()) {
+                    errors.incrementAndGet();
                     throw new NoClassDefFoundError("com/example/Missing");
                 }
                 return DeviceCheck.same();
@@ -253,7 +258,9 @@ class IdentityOverTimeTest {
             manager.apply(snapshot, dev.vgpu.core.Reconciler.plan(Snapshot.empty(), snapshot));
 
             h.await(k -> health(k, "nvidia.com/LAB").equals(Map.of("0000:65:00.0", false)));
-            h.await(k -> errors.get() < 0 && health(k, "nvidia.com/LAB").equals(Map.of("0000:65:00.0", true)));
+            failing.set(false);
+            h.await(k -> health(k, "nvidia.com/LAB").equals(Map.of("0000:65:00.0", true)));
+            assertThat(errors.get()).isPositive();
         }
     }
 
