@@ -1,9 +1,9 @@
 package dev.vgpu.sysfs;
 
+import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.ScanScope;
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -77,11 +77,10 @@ final class PciBus {
         }
         int hint = busMayBeAbsent ? 1 : 0;
         List<Entry> found = new ArrayList<>(EXPECTED_ENTRIES.get(hint));
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
-            for (Path entry : entries) {
-                // Not cut from entry.toString(): the path would keep that text for the rest of the scan, one more
-                // full path per entry, which 100,000 dangling entries cannot afford within the manifest's heap.
-                found.add(new Entry(entry, entry.getFileName().toString()));
+        try {
+            // Names without a Path each where the listing is native; the entry's path is made once, from its name.
+            for (String name : AttributeFiles.list(directory)) {
+                found.add(new Entry(directory.resolve(name), name));
             }
             // Sizes the next listing: the bus changes little from one scan to the next.
             EXPECTED_ENTRIES.set(hint, Math.min(found.size() + 16, MAX_EXPECTED_ENTRIES));
@@ -119,7 +118,7 @@ final class PciBus {
 
     private static String driverNow(Path deviceDir) throws IOException {
         try {
-            return SysfsFiles.linkName(SysfsFiles.DRIVER.of(deviceDir), DRIVER_NAMES);
+            return SysfsFiles.DRIVER.linkName(deviceDir, DRIVER_NAMES);
         } catch (NoSuchFileException e) {
             if (Files.isDirectory(deviceDir)) {
                 return null;
