@@ -4,6 +4,7 @@ import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.ScanScope;
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -78,9 +79,13 @@ final class PciBus {
         int hint = busMayBeAbsent ? 1 : 0;
         List<Entry> found = new ArrayList<>(EXPECTED_ENTRIES.get(hint));
         try {
-            // Names without a Path each where the listing is native; the entry's path is made once, from its name.
-            for (String name : AttributeFiles.list(directory)) {
-                found.add(new Entry(directory.resolve(name), name));
+            if (AttributeFiles.readsNatively(directory)) {
+                // Names without a Path each (core's native listing); each entry's path made once, from its name.
+                for (String name : AttributeFiles.list(directory)) {
+                    found.add(new Entry(directory.resolve(name), name));
+                }
+            } else {
+                listInto(directory, found);
             }
             // Sizes the next listing: the bus changes little from one scan to the next.
             EXPECTED_ENTRIES.set(hint, Math.min(found.size() + 16, MAX_EXPECTED_ENTRIES));
@@ -94,6 +99,16 @@ final class PciBus {
                     + " is missing under the host root " + root + " (is the host's /sys mounted there?)");
         }
         return Collections.unmodifiableList(found);
+    }
+
+    private static void listInto(Path directory, List<Entry> found) throws IOException {
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
+            for (Path entry : entries) {
+                // Not cut from entry.toString(): the path would keep that text for the rest of the scan, one more
+                // full path per entry, which 100,000 dangling entries cannot afford within the manifest's heap.
+                found.add(new Entry(entry, entry.getFileName().toString()));
+            }
+        }
     }
 
     /**

@@ -53,12 +53,22 @@ final class SysfsFiles {
          * ({@link AttributeFiles#linkName(Path, String)}: no {@code Path} made where it reads natively).
          */
         String linkName(Path dir) throws IOException {
-            return AttributeFiles.linkName(dir, name);
+            return AttributeFiles.readsNatively(dir) ? AttributeFiles.linkName(dir, name) : SysfsFiles.linkName(of(dir));
         }
 
         /** {@link #linkName(Path)}, as the name {@code names} already holds when it is one of them. */
         String linkName(Path dir, Names names) throws IOException {
-            return names.lastComponent(AttributeFiles.linkName(dir, name));
+            if (AttributeFiles.readsNatively(dir)) {
+                return names.lastComponent(AttributeFiles.linkName(dir, name));
+            }
+            // java.io/NIO: the parsed child path and the text's last component without a copy when it is known
+            Path link = of(dir);
+            String target = Files.readSymbolicLink(link).toString();
+            String known = names.lastComponent(target);
+            if (known == null) {
+                throw new IOException(name(link) + " link text \"" + printable(target) + "\" has no last component");
+            }
+            return known;
         }
     }
 

@@ -193,6 +193,15 @@ public final class AttributeFiles {
     }
 
     /**
+     * True when reads, link names and listings under {@code path} go through the native reader (Java 22 and later,
+     * default file system, native access enabled): then {@link #linkName(Path, String)} and {@link #list(Path)} make
+     * no {@link Path}, so a caller that already holds a parsed child path for the NIO way may choose by this.
+     */
+    public static boolean readsNatively(Path path) {
+        return NATIVE != null && path.getFileSystem() == DEFAULT_FILE_SYSTEM;
+    }
+
+    /**
      * What reads files of the default file system on this runtime, in words (for a start line): {@code java.io/NIO},
      * or {@code native (java.lang.foreign: ...)} on Java 22 and later with native access enabled (README, "Native
      * access").

@@ -64,6 +64,13 @@ final class NativeFiles {
     private static final int S_IFMT = 0170000;
     private static final int S_IFREG = 0100000;
 
+    /**
+     * Pointer arguments are passed as their addresses in a {@code long} (the same register on LP64 Linux): a
+     * {@code MemorySegment} argument, and a slice at an offset, would be an object per call under C1, which the
+     * daemon's manifest runs (no escape analysis).
+     */
+    private static final ValueLayout POINTER = ValueLayout.JAVA_LONG;
+
     /** Including the terminating NUL, as the kernel's {@code PATH_MAX}. */
     private static final int PATH_BYTES = 4096;
     private static final int STAT_BYTES = 256;
@@ -90,18 +97,18 @@ final class NativeFiles {
     private NativeFiles(SymbolLookup libc, Linker linker, int directoryFlag, long modeOffset) {
         Linker.Option errnoState = Linker.Option.captureCallState("errno");
         this.openat = linker.downcallHandle(find(libc, "openat"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
+                ValueLayout.JAVA_INT, POINTER, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
                 errnoState, Linker.Option.firstVariadicArg(3));
         this.fstat = linker.downcallHandle(find(libc, "fstat"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                ValueLayout.JAVA_INT, ValueLayout.ADDRESS), errnoState);
+                ValueLayout.JAVA_INT, POINTER), errnoState);
         this.read = linker.downcallHandle(find(libc, "read"), FunctionDescriptor.of(ValueLayout.JAVA_LONG,
-                ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG), errnoState);
+                ValueLayout.JAVA_INT, POINTER, ValueLayout.JAVA_LONG), errnoState);
         this.close = linker.downcallHandle(find(libc, "close"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
                 ValueLayout.JAVA_INT));
         this.readlink = linker.downcallHandle(find(libc, "readlink"), FunctionDescriptor.of(ValueLayout.JAVA_LONG,
-                ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG), errnoState);
+                POINTER, POINTER, ValueLayout.JAVA_LONG), errnoState);
         this.getdents64 = linker.downcallHandle(find(libc, "getdents64"), FunctionDescriptor.of(
-                ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG), errnoState);
+                ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, POINTER, ValueLayout.JAVA_LONG), errnoState);
         this.errno = Linker.Option.captureStateLayout().varHandle(
                 java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
         this.stateBytes = Linker.Option.captureStateLayout().byteSize();
@@ -168,6 +175,10 @@ final class NativeFiles {
         final MemorySegment stat;
         final MemorySegment state;
         final MemorySegment dirents;
+        final long pathAddress;
+        final long dataAddress;
+        final long statAddress;
+        final long direntsAddress;
         final byte[] text = new byte[TEXT_BYTES];
         final String[] names = new String[KNOWN_NAMES];
         int nameCount;
@@ -179,6 +190,10 @@ final class NativeFiles {
             stat = arena.allocate(STAT_BYTES, 8);
             state = arena.allocate(stateBytes, 8);
             dirents = arena.allocate(DIRENT_BYTES, 8);
+            pathAddress = path.address();
+            dataAddress = data.address();
+            statAddress = stat.address();
+            direntsAddress = dirents.address();
         }
 
         int errno() {
@@ -250,7 +265,7 @@ final class NativeFiles {
         }
         long n;
         try {
-            n = (long) readlink.invokeExact(s.state, s.path, s.dirents, (long) PATH_BYTES);
+            n = (long) readlink.invokeExact(s.state, s.pathAddress, s.direntsAddress, (long) PATH_BYTES);
         } catch (Throwable e) {
             throw failed(e);
         }
@@ -326,7 +341,7 @@ final class NativeFiles {
             while (true) {
                 long n;
                 try {
-                    n = (long) getdents64.invokeExact(s.state, fd, s.dirents, (long) DIRENT_BYTES);
+                    n = (long) getdents64.invokeExact(s.state, fd, s.direntsAddress, (long) DIRENT_BYTES);
                 } catch (Throwable e) {
                     throw failed(e);
                 }
@@ -365,7 +380,7 @@ final class NativeFiles {
 
     private int openat(Scratch s, int flags) throws IOException {
         try {
-            return (int) openat.invokeExact(s.state, AT_FDCWD, s.path, flags, 0);
+            return (int) openat.invokeExact(s.state, AT_FDCWD, s.pathAddress, flags, 0);
         } catch (Throwable e) {
             throw failed(e);
         }
@@ -373,7 +388,7 @@ final class NativeFiles {
 
     private int fstat(int fd, Scratch s) throws IOException {
         try {
-            return (int) fstat.invokeExact(s.state, fd, s.stat);
+            return (int) fstat.invokeExact(s.state, fd, s.statAddress);
         } catch (Throwable e) {
             throw failed(e);
         }
@@ -381,7 +396,7 @@ final class NativeFiles {
 
     private long read(int fd, Scratch s, int length) throws IOException {
         try {
-            return (long) read.invokeExact(s.state, fd, s.data.asSlice(length),
+            return (long) read.invokeExact(s.state, fd, s.dataAddress + length,
                     (long) (AttributeFiles.MAX_BYTES + 1 - length));
         } catch (Throwable e) {
             throw failed(e);
@@ -448,13 +463,30 @@ final class NativeFiles {
     /** Throws what NIO throws for the errors it names by type; returns for any other error. */
     private static void throwIfKnown(int error, String dir, String name) throws IOException {
         switch (error) {
-            case ENOENT -> throw new NoSuchFileException(joined(dir, name));
+            case ENOENT -> throw new Missing(joined(dir, name));
             case EACCES -> throw new AccessDeniedException(joined(dir, name));
             case ELOOP -> throw new FileSystemException(joined(dir, name), null,
                     "Too many levels of symbolic links or unable to access attributes of symbolic link");
             default -> {
                 // the NIO way answers with its own words
             }
+        }
+    }
+
+    /**
+     * A missing file, without a stack trace: optional attributes are missing on most functions, and filling in a
+     * stack for each was a tenth of a scan's allocation. It names the host's file, not a fault of the code.
+     */
+    private static final class Missing extends NoSuchFileException {
+        private static final long serialVersionUID = 1L;
+
+        Missing(String file) {
+            super(file);
+        }
+
+        @Override
+        public synchronized Throwable fillInStackTrace() {
+            return this;
         }
     }
 
