@@ -217,7 +217,7 @@ public final class PassthroughSource implements DeviceSource {
     /** The last component of the {@code physfn} link, which only an SR-IOV virtual function has; null without one. */
     private static String physfn(Path dir) throws IOException {
         try {
-            return SysfsFiles.printable(SysfsFiles.linkName(SysfsFiles.PHYSFN.of(dir)));
+            return SysfsFiles.printable(SysfsFiles.PHYSFN.linkName(dir));
         } catch (NoSuchFileException e) {
             return null;
         }

@@ -1,5 +1,6 @@
 package dev.vgpu.sysfs;
 
+import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.ScanScope;
 import java.io.IOException;
@@ -63,11 +64,14 @@ final class PciBus {
             throw new NoSuchFileException(root.toString(), null, "the host root is not a readable directory");
         }
         List<Entry> found = new ArrayList<>();
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
-            for (Path entry : entries) {
-                // Not cut from entry.toString(): the path would keep that text for the rest of the scan, one more
-                // full path per entry, which 100,000 dangling entries cannot afford within the manifest's heap.
-                found.add(new Entry(entry, entry.getFileName().toString()));
+        try {
+            if (AttributeFiles.readsNatively(directory)) {
+                // Names without a Path each (core's native listing); each entry's path made once, from its name.
+                for (String name : AttributeFiles.list(directory)) {
+                    found.add(new Entry(directory.resolve(name), name));
+                }
+            } else {
+                listInto(directory, found);
             }
         } catch (NoSuchFileException e) {
             Path bus = directory.getParent();
@@ -79,6 +83,16 @@ final class PciBus {
                     + " is missing under the host root " + root + " (is the host's /sys mounted there?)");
         }
         return Collections.unmodifiableList(found);
+    }
+
+    private static void listInto(Path directory, List<Entry> found) throws IOException {
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
+            for (Path entry : entries) {
+                // Not cut from entry.toString(): the path would keep that text for the rest of the scan, one more
+                // full path per entry, which 100,000 dangling entries cannot afford within the manifest's heap.
+                found.add(new Entry(entry, entry.getFileName().toString()));
+            }
+        }
     }
 
     /**
@@ -103,7 +117,7 @@ final class PciBus {
 
     private static String driverNow(Path deviceDir, BusMemo memo) throws IOException {
         try {
-            return SysfsFiles.linkName(SysfsFiles.DRIVER.of(deviceDir), memo.driverNames());
+            return SysfsFiles.DRIVER.linkName(deviceDir, memo.driverNames());
         } catch (NoSuchFileException e) {
             if (Files.isDirectory(deviceDir)) {
                 return null;

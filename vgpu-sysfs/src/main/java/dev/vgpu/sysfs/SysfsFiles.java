@@ -47,6 +47,29 @@ final class SysfsFiles {
         Path of(Path dir) {
             return dir.getFileSystem() == onDefault.getFileSystem() ? dir.resolve(onDefault) : dir.resolve(name);
         }
+
+        /**
+         * {@link SysfsFiles#linkName(Path)} of this child of {@code dir}, through the project's one reader of links
+         * ({@link AttributeFiles#linkName(Path, String)}: no {@code Path} made where it reads natively).
+         */
+        String linkName(Path dir) throws IOException {
+            return AttributeFiles.readsNatively(dir) ? AttributeFiles.linkName(dir, name) : SysfsFiles.linkName(of(dir));
+        }
+
+        /** {@link #linkName(Path)}, as the name {@code names} already holds when it is one of them. */
+        String linkName(Path dir, Names names) throws IOException {
+            if (AttributeFiles.readsNatively(dir)) {
+                return names.lastComponent(AttributeFiles.linkName(dir, name));
+            }
+            // java.io/NIO: the parsed child path and the text's last component without a copy when it is known
+            Path link = of(dir);
+            String target = Files.readSymbolicLink(link).toString();
+            String known = names.lastComponent(target);
+            if (known == null) {
+                throw new IOException(name(link) + " link text \"" + printable(target) + "\" has no last component");
+            }
+            return known;
+        }
     }
 
     /**
@@ -68,19 +91,6 @@ final class SysfsFiles {
         String target = Files.readSymbolicLink(link).toString();
         String name = target.substring(target.lastIndexOf('/') + 1);
         if (name.isEmpty()) {
-            throw new IOException(name(link) + " link text \"" + printable(target) + "\" has no last component");
-        }
-        return name;
-    }
-
-    /**
-     * {@link #linkName(Path)}, returning the name {@code names} already holds when it is one of them, so that a link
-     * read for every function (its {@code driver}) does not copy the same few names again and again.
-     */
-    static String linkName(Path link, Names names) throws IOException {
-        String target = Files.readSymbolicLink(link).toString();
-        String name = names.lastComponent(target);
-        if (name == null) {
             throw new IOException(name(link) + " link text \"" + printable(target) + "\" has no last component");
         }
         return name;
@@ -170,7 +180,7 @@ final class SysfsFiles {
     static String iommuGroup(Path deviceDir) throws IOException {
         String group;
         try {
-            group = linkName(IOMMU_GROUP.of(deviceDir));
+            group = IOMMU_GROUP.linkName(deviceDir);
         } catch (NoSuchFileException e) {
             throw new NoSuchFileException(e.getFile(), null, "no iommu_group link (is the IOMMU enabled?)");
         }

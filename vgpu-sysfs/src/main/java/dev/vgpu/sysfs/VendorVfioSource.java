@@ -197,7 +197,7 @@ public final class VendorVfioSource implements DeviceSource {
     private static PciAddress physicalFunction(String bdf, Path dir, ScanState state) throws IOException {
         String physfn;
         try {
-            physfn = SysfsFiles.linkName(SysfsFiles.PHYSFN.of(dir));
+            physfn = SysfsFiles.PHYSFN.linkName(dir);
         } catch (NoSuchFileException e) {
             if (Files.exists(dir.resolve("sriov_totalvfs"))) {
                 state.cards.add(PciAddress.parse(bdf));

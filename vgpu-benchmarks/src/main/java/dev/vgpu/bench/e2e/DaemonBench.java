@@ -177,6 +177,10 @@ public final class DaemonBench {
         for (int i = 0; i < runs; i++) {
             List<String> cmd = new ArrayList<>(List.of("-cp", benchJar.toString(), RescanCost.class.getName(),
                     large.toString(), "30", "50"));
+            if (Runtime.version().feature() >= 22) {
+                // On the class path, as the daemon's jar grants it in its manifest: core's native reader
+                cmd.add(0, "--enable-native-access=ALL-UNNAMED");
+            }
             Map<String, Long> m = keyValues(output(javaCommand(cmd), true));
             wall[i] = m.get("wall_min_ns");
             wallMedian[i] = m.get("wall_median_ns");

@@ -6,13 +6,17 @@ import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystem;
 import java.nio.file.FileSystemException;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -57,6 +61,8 @@ public final class AttributeFiles {
     public static final int MAX_BYTES = 64 * 1024;
 
     private static final FileSystem DEFAULT_FILE_SYSTEM = FileSystems.getDefault();
+    /** The native reader of the default file system (Java 22 and later, docs/BUILD.md); null: java.io/NIO only. */
+    private static final NativeFiles NATIVE = NativeFiles.load();
 
     private AttributeFiles() {
     }
@@ -133,12 +139,90 @@ public final class AttributeFiles {
         return read(null, dir, name, scope, true);
     }
 
+    /**
+     * The last component of the text of the symbolic link {@code dir.resolve(name)}, which is not followed (it may
+     * dangle): what a PCI function's {@code driver}, {@code iommu_group} or {@code physfn} link names, e.g.
+     * {@code vfio-pci} for {@code ../../../bus/pci/drivers/vfio-pci}. On the default file system of Java 22 and
+     * later it is read without making a {@link Path}, and a thread that reads the same few names again and again
+     * (every function's driver) gets the same string each time.
+     *
+     * @param name a relative path without {@code .} or {@code ..}, e.g. {@code driver}
+     * @throws java.nio.file.NoSuchFileException when there is no such entry
+     * @throws java.nio.file.NotLinkException when it is not a symbolic link
+     * @throws IOException when it cannot be read, or its text has no last component (empty, or ending in {@code /})
+     */
+    public static String linkName(Path dir, String name) throws IOException {
+        if (NATIVE != null && dir.getFileSystem() == DEFAULT_FILE_SYSTEM) {
+            String known = NATIVE.linkName(dir.toString(), name);
+            if (known != null) {
+                return known;
+            }
+        }
+        Path link = dir.resolve(name);
+        String target = Files.readSymbolicLink(link).toString();
+        int from = target.lastIndexOf('/') + 1;
+        if (from == target.length()) {
+            throw new IOException(name(link) + " link text \"" + dev.vgpu.core.internal.Printable.of(target)
+                    + "\" has no last component");
+        }
+        return target.substring(from);
+    }
+
+    /**
+     * The names of the entries of the directory {@code dir} (without {@code .} and {@code ..}), in the order the
+     * file system lists them: a bus listing without a {@link Path} per entry where the native reader runs.
+     *
+     * @throws java.nio.file.NoSuchFileException when the directory is missing
+     * @throws java.nio.file.NotDirectoryException when it is not a directory
+     * @throws IOException when it cannot be listed
+     */
+    public static List<String> list(Path dir) throws IOException {
+        if (NATIVE != null && dir.getFileSystem() == DEFAULT_FILE_SYSTEM) {
+            List<String> names = NATIVE.list(dir.toString());
+            if (names != null) {
+                return names;
+            }
+        }
+        List<String> names = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path entry : entries) {
+                names.add(entry.getFileName().toString());
+            }
+        }
+        return Collections.unmodifiableList(names);
+    }
+
+    /**
+     * True when reads, link names and listings under {@code path} go through the native reader (Java 22 and later,
+     * default file system, native access enabled): then {@link #linkName(Path, String)} and {@link #list(Path)} make
+     * no {@link Path}, so a caller that already holds a parsed child path for the NIO way may choose by this.
+     */
+    public static boolean readsNatively(Path path) {
+        return NATIVE != null && path.getFileSystem() == DEFAULT_FILE_SYSTEM;
+    }
+
+    /**
+     * What reads files of the default file system on this runtime, in words (for a start line): {@code java.io/NIO},
+     * or {@code native (java.lang.foreign: ...)} on Java 22 and later with native access enabled (README, "Native
+     * access").
+     */
+    public static String implementation() {
+        return NativeFiles.describe(NATIVE);
+    }
+
     private static String read(Path file, ScanScope scope, boolean strip) throws IOException {
         return read(file, null, null, scope, strip);
     }
 
     /** Reads {@code file}, or when it is null {@code dir.resolve(name)}, made only where a Path is needed. */
     private static String read(Path file, Path dir, String name, ScanScope scope, boolean strip) throws IOException {
+        if (NATIVE != null && (file != null ? file : dir).getFileSystem() == DEFAULT_FILE_SYSTEM) {
+            String text = file != null ? NATIVE.read(file.toString(), null, strip)
+                    : NATIVE.read(dir.toString(), name, strip);
+            if (text != null) {
+                return text;
+            }
+        }
         // Without a scan there is no owner to keep a buffer for the next read: a small one of its own.
         ReadBuffer owner = scope == ScanScope.none() ? null
                 : scope.computeIfAbsent(ReadBuffer.KEY, k -> new ReadBuffer());
@@ -239,7 +323,7 @@ public final class AttributeFiles {
      * bytes, and {@link String#strip()} then removes any other whitespace, returning the same string when there
      * is none.
      */
-    private static String decode(byte[] buffer, int length, boolean strip) {
+    static String decode(byte[] buffer, int length, boolean strip) {
         int from = 0;
         int to = length;
         if (strip) {
@@ -335,7 +419,12 @@ public final class AttributeFiles {
          * @param kind what it is, e.g. {@code a FIFO}
          */
         public NotRegularFileException(Path file, String kind) {
-            super(file.toString(), null, "is " + kind + ", not a regular file");
+            this(file.toString(), kind);
+        }
+
+        /** The same, for a file named by its path text (the native reader makes no {@link Path}). */
+        NotRegularFileException(String file, String kind) {
+            super(file, null, "is " + kind + ", not a regular file");
         }
 
         @Override

@@ -16,8 +16,13 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The one bounded attribute reader: regular files only, at most 64 KiB, loops and dangling links as errors.
- * FIFO cases carry a {@link Timeout} as a hang guard (opening a FIFO blocks until a writer comes).
+ * The one bounded attribute reader: regular files only, at most 64 KiB, loops and dangling links as errors; link
+ * names and directory listings. FIFO cases carry a {@link Timeout} as a hang guard (opening a FIFO blocks until a
+ * writer comes).
+ *
+ * <p>One contract for both readers: on Java 17, and from {@code target/classes} on any Java, this runs against the
+ * java.io/NIO reader; on Java 22 and later the build runs it a second time against the packaged multi-release jar,
+ * whose native reader then answers ({@link ReaderInUseTest} checks which one ran; docs/BUILD.md).
  */
 @Timeout(value = 20, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class AttributeFilesTest {
@@ -156,5 +161,121 @@ class AttributeFilesTest {
         assertThatThrownBy(() -> AttributeFiles.readStripped(fifo, ScanScope.fresh()))
                 .isInstanceOf(AttributeFiles.NotRegularFileException.class)
                 .hasMessageEndingWith("is a FIFO, not a regular file");
+    }
+
+    @Test
+    void aSocketIsRefused() throws IOException {
+        Path socket = dir.resolve("vendor");
+        try (java.nio.channels.ServerSocketChannel server =
+                java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+            server.bind(java.net.UnixDomainSocketAddress.of(socket));
+
+            assertThatThrownBy(() -> AttributeFiles.read(socket))
+                    .isInstanceOf(AttributeFiles.NotRegularFileException.class)
+                    .hasMessageEndingWith("is a socket, not a regular file");
+        }
+    }
+
+    @Test
+    void aPathThroughAFileIsAnErrorAsNioGivesIt() throws IOException {
+        Files.writeString(dir.resolve("vendor"), "0x10de\n");
+
+        // ENOTDIR: Java 17's NIO says "Not a directory", later ones NoSuchFileException; both readers say what it says
+        assertThatThrownBy(() -> AttributeFiles.read(dir.resolve("vendor"), "x", ScanScope.none()))
+                .isInstanceOf(java.nio.file.FileSystemException.class)
+                .hasMessageStartingWith(dir.resolve("vendor/x").toString());
+    }
+
+    @Test
+    void missingFilesNameTheFullPath() {
+        Path device = dir.resolve("0000:1b:00.4");
+
+        assertThatThrownBy(() -> AttributeFiles.read(device, "nvidia/current_vgpu_type", ScanScope.none()))
+                .isInstanceOf(NoSuchFileException.class)
+                .hasMessage(device.resolve("nvidia/current_vgpu_type").toString());
+    }
+
+    @Test
+    void namesOutsideAsciiAreReadAsNioReadsThem() throws IOException {
+        Path odd = Files.createDirectories(dir.resolve("typ\u00e9"));
+        Files.writeString(odd.resolve("name"), "GRID \u00e9\n");
+
+        assertThat(AttributeFiles.readStripped(odd, "name", ScanScope.fresh())).isEqualTo("GRID \u00e9");
+        assertThat(AttributeFiles.list(dir)).containsExactly("typ\u00e9");
+    }
+
+    @Test
+    void linkNamesAreTheLastComponentAndTheLinkIsNotFollowed() throws IOException {
+        Path device = Files.createDirectories(dir.resolve("0000:1b:00.4"));
+        Files.createSymbolicLink(device.resolve("driver"), Path.of("../../../bus/pci/drivers/nvidia"));
+        Files.createSymbolicLink(device.resolve("iommu_group"), Path.of("41"));
+        Files.createSymbolicLink(device.resolve("a"), Path.of("b"));
+        Files.createSymbolicLink(device.resolve("b"), Path.of("a"));
+
+        for (int round = 0; round < 3; round++) {
+            assertThat(AttributeFiles.linkName(device, "driver")).isEqualTo("nvidia");
+        }
+        assertThat(AttributeFiles.linkName(device, "iommu_group")).isEqualTo("41");
+        assertThat(AttributeFiles.linkName(device, "a")).isEqualTo("b");
+        assertThat(AttributeFiles.linkName(dir, "0000:1b:00.4/driver")).isEqualTo("nvidia");
+    }
+
+    @Test
+    void linkNameErrorsSayWhatIsWrong() throws Exception {
+        Path device = Files.createDirectories(dir.resolve("0000:1b:00.4"));
+        Files.writeString(device.resolve("vendor"), "0x10de\n");
+        // A link text ending in '/' (a Path would drop the slash, so ln makes it)
+        Process ln = new ProcessBuilder("ln", "-s", "../", device.resolve("physfn").toString()).start();
+        assertThat(ln.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(ln.exitValue()).isZero();
+        Files.createSymbolicLink(device.resolve("odd"), Path.of("../bus/dri\nver"));
+
+        assertThatThrownBy(() -> AttributeFiles.linkName(device, "driver")).isInstanceOf(NoSuchFileException.class)
+                .hasMessage(device.resolve("driver").toString());
+        assertThatThrownBy(() -> AttributeFiles.linkName(device, "vendor"))
+                .isInstanceOf(java.nio.file.NotLinkException.class);
+        assertThatThrownBy(() -> AttributeFiles.linkName(device, "physfn")).isInstanceOf(IOException.class)
+                .hasMessage("physfn link text \"../\" has no last component");
+        assertThat(AttributeFiles.linkName(device, "odd")).isEqualTo("dri\nver");
+    }
+
+    @Test
+    void aListingGivesEveryNameOnceWithoutDots() throws IOException {
+        java.util.Set<String> made = new java.util.HashSet<>();
+        for (int i = 0; i < 3000; i++) {
+            String name = String.format("0000:%02x:%02x.%d", i / 256, (i / 8) % 32, i % 8) + "-" + i;
+            Files.createSymbolicLink(dir.resolve(name), Path.of("../../devices/pci0000:00/" + name));
+            made.add(name);
+        }
+        Files.createDirectories(dir.resolve("plain"));
+        made.add("plain");
+
+        assertThat(AttributeFiles.list(dir)).hasSize(made.size()).containsExactlyInAnyOrderElementsOf(made);
+        assertThat(AttributeFiles.list(dir.resolve("plain"))).isEmpty();
+    }
+
+    @Test
+    void listingSomethingElseIsAnError() throws IOException {
+        Files.writeString(dir.resolve("vendor"), "0x10de\n");
+        Files.createSymbolicLink(dir.resolve("loop"), Path.of("loop"));
+
+        assertThatThrownBy(() -> AttributeFiles.list(dir.resolve("devices"))).isInstanceOf(NoSuchFileException.class)
+                .hasMessage(dir.resolve("devices").toString());
+        assertThatThrownBy(() -> AttributeFiles.list(dir.resolve("vendor")))
+                .isInstanceOf(java.nio.file.NotDirectoryException.class);
+        assertThatThrownBy(() -> AttributeFiles.list(dir.resolve("loop"))).isInstanceOf(IOException.class);
+    }
+
+    @Test
+    void linksAndListingsWorkOnJimfs() throws IOException {
+        try (FileSystem fs = Jimfs.newFileSystem(Configuration.unix())) {
+            Path bus = Files.createDirectories(fs.getPath("/host/sys/bus/pci/devices"));
+            Path device = Files.createDirectories(fs.getPath("/host/sys/devices/0000:1b:00.0"));
+            Files.createSymbolicLink(bus.resolve("0000:1b:00.0"), device);
+            Files.createSymbolicLink(device.resolve("driver"), fs.getPath("../../bus/pci/drivers/vfio-pci"));
+
+            assertThat(AttributeFiles.list(bus)).containsExactly("0000:1b:00.0");
+            assertThat(AttributeFiles.linkName(bus.resolve("0000:1b:00.0"), "driver")).isEqualTo("vfio-pci");
+        }
     }
 }

@@ -1,0 +1,48 @@
+package dev.vgpu.core.spi;
+
+import java.io.IOException;
+import java.util.List;
+
+/**
+ * The native way {@link AttributeFiles} reads files of the default file system, where the runtime offers one. This
+ * class is the release-17 one and offers none ({@link #load()} answers null), so every read goes through
+ * {@code java.io} and NIO. The multi-release jar replaces it on Java 22 and later with the class of the same name in
+ * {@code src/main/java22}, which calls {@code open(2)}, {@code fstat(2)}, {@code read(2)}, {@code readlink(2)} and
+ * {@code getdents64(2)} through {@code java.lang.foreign} (docs/BUILD.md, "The multi-release core jar").
+ *
+ * <p>Both classes have the same members. Every method answers null where the native way cannot answer exactly what
+ * the NIO way would (a rare error, a path that is not ASCII): the caller then reads through NIO.
+ */
+final class NativeFiles {
+
+    private NativeFiles() {
+    }
+
+    /** The native reader of this runtime; null: this release has none. */
+    static NativeFiles load() {
+        return null;
+    }
+
+    /** What reads the default file system, in words, for the start line: here always {@code java.io/NIO}. */
+    static String describe(NativeFiles reader) {
+        return "java.io/NIO";
+    }
+
+    /**
+     * The text of the regular file {@code dir/name} (or {@code dir} itself when {@code name} is null), as
+     * {@link AttributeFiles#read(java.nio.file.Path)} answers it; null when the NIO way must answer.
+     */
+    String read(String dir, String name, boolean strip) throws IOException {
+        throw new UnsupportedOperationException("no native reader on this runtime");
+    }
+
+    /** The last component of the text of the link {@code dir/name}, as {@link AttributeFiles#linkName} answers it. */
+    String linkName(String dir, String name) throws IOException {
+        throw new UnsupportedOperationException("no native reader on this runtime");
+    }
+
+    /** The entry names of the directory {@code dir}, as {@link AttributeFiles#list} answers them. */
+    List<String> list(String dir) throws IOException {
+        throw new UnsupportedOperationException("no native reader on this runtime");
+    }
+}

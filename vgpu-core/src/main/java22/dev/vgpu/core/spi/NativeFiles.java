@@ -1,0 +1,524 @@
+package dev.vgpu.core.spi;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.NotLinkException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The native way {@link AttributeFiles} reads files of the default file system on Java 22 and later: the C
+ * library's {@code open}, {@code fstat}, {@code read}, {@code close}, {@code readlink} and {@code getdents64}
+ * through {@code java.lang.foreign}, into native buffers that each thread reuses, so that a read makes no
+ * {@code File}, stream, file descriptor object or cleaner registration, and a link or a listing makes no
+ * {@code Path}. This class replaces the release-17 one of the same name in the multi-release jar.
+ *
+ * <p>An attribute is opened with {@code O_NONBLOCK} (a FIFO opens at once instead of waiting for a writer) and
+ * {@code O_NOCTTY}, then {@code fstat} on the open descriptor says what it is: anything but a regular file is
+ * closed unread and refused. So there is no window between a type check and the open, which the NIO way has.
+ *
+ * <p>Errors are the NIO way's: {@code ENOENT} a {@link NoSuchFileException}, {@code EACCES} an
+ * {@link AccessDeniedException}, {@code ELOOP} the {@link FileSystemException} NIO makes of it, a link that is not
+ * one a {@link NotLinkException}, a listing of a file a {@link NotDirectoryException}, a file over
+ * {@value AttributeFiles#MAX_BYTES} bytes the same {@link IOException}. Any other error, and any path or name that is
+ * not plain ASCII (NIO encodes those with the platform's file-name encoding), answers null: the caller asks NIO,
+ * which gives its exact answer.
+ *
+ * <p>Threads: the method handles are immutable and shared. Each thread has its own {@link Scratch} (native
+ * buffers, a byte array, the link names it has seen), used by one call at a time, since no call of this class
+ * calls back into it; its native memory is freed by the garbage collector with the thread's scratch.
+ */
+final class NativeFiles {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AttributeFiles.class);
+
+    private static final int AT_FDCWD = -100;
+    private static final int O_RDONLY = 0;
+    private static final int O_NOCTTY = 0400;
+    private static final int O_NONBLOCK = 04000;
+    private static final int O_CLOEXEC = 02000000;
+
+    private static final int ENOENT = 2;
+    private static final int EINTR = 4;
+    private static final int EACCES = 13;
+    private static final int ENOTDIR = 20;
+    private static final int EINVAL = 22;
+    private static final int ELOOP = 40;
+
+    private static final int S_IFMT = 0170000;
+    private static final int S_IFREG = 0100000;
+
+    /**
+     * Pointer arguments are passed as their addresses in a {@code long} (the same register on LP64 Linux): a
+     * {@code MemorySegment} argument, and a slice at an offset, would be an object per call under C1, which the
+     * daemon's manifest runs (no escape analysis).
+     */
+    private static final ValueLayout POINTER = ValueLayout.JAVA_LONG;
+
+    /** Including the terminating NUL, as the kernel's {@code PATH_MAX}. */
+    private static final int PATH_BYTES = 4096;
+    private static final int STAT_BYTES = 256;
+    private static final int DIRENT_BYTES = 32 * 1024;
+    /** A sysfs attribute is at most a page; one more byte tells a full page from a longer file. */
+    private static final int TEXT_BYTES = 4096 + 1;
+    /** How many link names a thread keeps to hand out again (drivers, groups): the first ones it sees. */
+    private static final int KNOWN_NAMES = 64;
+
+    private final MethodHandle openat;
+    private final MethodHandle fstat;
+    private final MethodHandle read;
+    private final MethodHandle close;
+    private final MethodHandle readlink;
+    private final MethodHandle getdents64;
+    private final VarHandle errno;
+    private final long stateBytes;
+    /** {@code O_DIRECTORY}, whose value differs between x86_64 and aarch64. */
+    private final int directoryFlag;
+    /** Offset of {@code st_mode} in {@code struct stat}, which differs between x86_64 and aarch64. */
+    private final long modeOffset;
+    private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(this::newScratch);
+
+    private NativeFiles(SymbolLookup libc, Linker linker, int directoryFlag, long modeOffset) {
+        Linker.Option errnoState = Linker.Option.captureCallState("errno");
+        this.openat = linker.downcallHandle(find(libc, "openat"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
+                ValueLayout.JAVA_INT, POINTER, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
+                errnoState, Linker.Option.firstVariadicArg(3));
+        this.fstat = linker.downcallHandle(find(libc, "fstat"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
+                ValueLayout.JAVA_INT, POINTER), errnoState);
+        this.read = linker.downcallHandle(find(libc, "read"), FunctionDescriptor.of(ValueLayout.JAVA_LONG,
+                ValueLayout.JAVA_INT, POINTER, ValueLayout.JAVA_LONG), errnoState);
+        this.close = linker.downcallHandle(find(libc, "close"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
+                ValueLayout.JAVA_INT));
+        this.readlink = linker.downcallHandle(find(libc, "readlink"), FunctionDescriptor.of(ValueLayout.JAVA_LONG,
+                POINTER, POINTER, ValueLayout.JAVA_LONG), errnoState);
+        this.getdents64 = linker.downcallHandle(find(libc, "getdents64"), FunctionDescriptor.of(
+                ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, POINTER, ValueLayout.JAVA_LONG), errnoState);
+        this.errno = Linker.Option.captureStateLayout().varHandle(
+                java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
+        this.stateBytes = Linker.Option.captureStateLayout().byteSize();
+        this.directoryFlag = directoryFlag;
+        this.modeOffset = modeOffset;
+    }
+
+    /**
+     * The native reader, or null with one INFO line saying why not: a platform other than Linux on x86_64 or
+     * aarch64, native access not granted to this module, or a C library without one of the functions.
+     */
+    static NativeFiles load() {
+        String os = System.getProperty("os.name", "");
+        String arch = System.getProperty("os.arch", "");
+        int directoryFlag;
+        long modeOffset;
+        if (!os.equals("Linux")) {
+            return unavailable("the operating system is " + os + ", not Linux");
+        } else if (arch.equals("amd64") || arch.equals("x86_64")) {
+            directoryFlag = 0200000;
+            modeOffset = 24;
+        } else if (arch.equals("aarch64")) {
+            directoryFlag = 040000;
+            modeOffset = 16;
+        } else {
+            return unavailable("the processor architecture " + arch + " has no known struct stat layout here");
+        }
+        Module module = NativeFiles.class.getModule();
+        if (!module.isNativeAccessEnabled()) {
+            String who = module.isNamed() ? module.getName() : "ALL-UNNAMED";
+            return unavailable("native access is not enabled (java --enable-native-access=" + who
+                    + ", or the manifest attribute Enable-Native-Access: ALL-UNNAMED of an executable jar)");
+        }
+        try {
+            return new NativeFiles(Linker.nativeLinker().defaultLookup(), Linker.nativeLinker(), directoryFlag,
+                    modeOffset);
+        } catch (IllegalArgumentException | UnsupportedOperationException | IllegalCallerException e) {
+            return unavailable(e.getMessage());
+        }
+    }
+
+    private static NativeFiles unavailable(String why) {
+        LOG.info("Reading host files through java.io/NIO, not natively: {}", why);
+        return null;
+    }
+
+    /** What reads the default file system, in words, for the start line. */
+    static String describe(NativeFiles reader) {
+        return reader == null ? "java.io/NIO" : "native (java.lang.foreign: openat, fstat, read, readlink, getdents64)";
+    }
+
+    private static MemorySegment find(SymbolLookup libc, String name) {
+        Optional<MemorySegment> symbol = libc.find(name);
+        if (symbol.isEmpty()) {
+            throw new IllegalArgumentException("the C library has no " + name);
+        }
+        return symbol.get();
+    }
+
+    /** Native buffers and link names of one thread: used by one call at a time. */
+    private final class Scratch {
+        final MemorySegment path;
+        final MemorySegment data;
+        final MemorySegment stat;
+        final MemorySegment state;
+        final MemorySegment dirents;
+        final long pathAddress;
+        final long dataAddress;
+        final long statAddress;
+        final long direntsAddress;
+        final byte[] text = new byte[TEXT_BYTES];
+        final String[] names = new String[KNOWN_NAMES];
+        int nameCount;
+
+        Scratch() {
+            Arena arena = Arena.ofAuto();
+            path = arena.allocate(PATH_BYTES);
+            data = arena.allocate(AttributeFiles.MAX_BYTES + 1L);
+            stat = arena.allocate(STAT_BYTES, 8);
+            state = arena.allocate(stateBytes, 8);
+            dirents = arena.allocate(DIRENT_BYTES, 8);
+            pathAddress = path.address();
+            dataAddress = data.address();
+            statAddress = stat.address();
+            direntsAddress = dirents.address();
+        }
+
+        int errno() {
+            return (int) errno.get(state, 0L);
+        }
+    }
+
+    private Scratch newScratch() {
+        return new Scratch();
+    }
+
+    /**
+     * The text of the regular file {@code dir/name} (or {@code dir} itself when {@code name} is null), as
+     * {@link AttributeFiles#read(java.nio.file.Path)} answers it; null when the NIO way must answer.
+     */
+    String read(String dir, String name, boolean strip) throws IOException {
+        Scratch s = scratch.get();
+        if (!encode(s.path, dir, name)) {
+            return null;
+        }
+        int fd = openat(s, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0) {
+            int error = s.errno();
+            throwIfKnown(error, dir, name);
+            return null;
+        }
+        int length = 0;
+        try {
+            if (fstat(fd, s) != 0) {
+                return null;
+            }
+            int type = s.stat.get(ValueLayout.JAVA_INT, modeOffset) & S_IFMT;
+            if (type != S_IFREG) {
+                throw new AttributeFiles.NotRegularFileException(joined(dir, name), kind(type));
+            }
+            while (true) {
+                long n = read(fd, s, length);
+                if (n == 0) {
+                    break;
+                }
+                if (n < 0) {
+                    int error = s.errno();
+                    if (error == EINTR) {
+                        continue;
+                    }
+                    throw new IOException(last(dir, name) + " cannot be read: " + words(error));
+                }
+                length += (int) n;
+                if (length > AttributeFiles.MAX_BYTES) {
+                    throw new IOException(last(dir, name) + " is larger than " + AttributeFiles.MAX_BYTES + " bytes");
+                }
+            }
+        } finally {
+            closeQuietly(fd);
+        }
+        byte[] bytes = length <= s.text.length ? s.text : new byte[length];
+        MemorySegment.copy(s.data, ValueLayout.JAVA_BYTE, 0, bytes, 0, length);
+        return AttributeFiles.decode(bytes, length, strip);
+    }
+
+    /**
+     * The last component of the text of the link {@code dir/name}, as {@link AttributeFiles#linkName} answers it;
+     * a name this thread has handed out before is the same string. Null when the NIO way must answer.
+     */
+    String linkName(String dir, String name) throws IOException {
+        Scratch s = scratch.get();
+        if (!encode(s.path, dir, name)) {
+            return null;
+        }
+        long n;
+        try {
+            n = (long) readlink.invokeExact(s.state, s.pathAddress, s.direntsAddress, (long) PATH_BYTES);
+        } catch (Throwable e) {
+            throw failed(e);
+        }
+        if (n < 0) {
+            int error = s.errno();
+            if (error == EINVAL) {
+                throw new NotLinkException(joined(dir, name));
+            }
+            throwIfKnown(error, dir, name);
+            return null;
+        }
+        if (n >= PATH_BYTES) {
+            return null;
+        }
+        int end = (int) n;
+        int from = end;
+        while (from > 0 && s.dirents.get(ValueLayout.JAVA_BYTE, from - 1) != '/') {
+            from--;
+        }
+        for (int i = from; i < end; i++) {
+            byte b = s.dirents.get(ValueLayout.JAVA_BYTE, i);
+            if (b < 0x20 || b == 0x7f) {
+                return null; // not plain printable ASCII: NIO decodes it and the caller's message escapes it
+            }
+        }
+        if (from == end) {
+            return null; // no last component: NIO reads the text again for the message
+        }
+        return known(s, s.dirents, from, end);
+    }
+
+    /** The name at {@code segment[from, end)} as this thread's earlier string of it, or a new one it remembers. */
+    private static String known(Scratch s, MemorySegment segment, int from, int end) {
+        int length = end - from;
+        search:
+        for (int k = 0; k < s.nameCount; k++) {
+            String name = s.names[k];
+            if (name.length() != length) {
+                continue;
+            }
+            for (int i = 0; i < length; i++) {
+                if (name.charAt(i) != segment.get(ValueLayout.JAVA_BYTE, from + i)) {
+                    continue search;
+                }
+            }
+            return name;
+        }
+        MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, from, s.text, 0, length);
+        String name = new String(s.text, 0, length, StandardCharsets.US_ASCII);
+        if (s.nameCount < KNOWN_NAMES) {
+            s.names[s.nameCount++] = name;
+        }
+        return name;
+    }
+
+    /** The entry names of the directory {@code dir}, in directory order, as {@link AttributeFiles#list} gives them. */
+    List<String> list(String dir) throws IOException {
+        Scratch s = scratch.get();
+        if (!encode(s.path, dir, null)) {
+            return null;
+        }
+        int fd = openat(s, O_RDONLY | directoryFlag | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) {
+            int error = s.errno();
+            if (error == ENOTDIR) {
+                throw new NotDirectoryException(dir);
+            }
+            throwIfKnown(error, dir, null);
+            return null;
+        }
+        List<String> names = new ArrayList<>();
+        try {
+            while (true) {
+                long n;
+                try {
+                    n = (long) getdents64.invokeExact(s.state, fd, s.direntsAddress, (long) DIRENT_BYTES);
+                } catch (Throwable e) {
+                    throw failed(e);
+                }
+                if (n == 0) {
+                    break;
+                }
+                if (n < 0) {
+                    if (s.errno() == EINTR) {
+                        continue;
+                    }
+                    return null;
+                }
+                // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name (NUL-terminated)
+                for (long at = 0; at < n; ) {
+                    int recordLength = Short.toUnsignedInt(s.dirents.get(ValueLayout.JAVA_SHORT_UNALIGNED, at + 16));
+                    long nameAt = at + 19;
+                    int length = 0;
+                    while (s.dirents.get(ValueLayout.JAVA_BYTE, nameAt + length) != 0) {
+                        byte b = s.dirents.get(ValueLayout.JAVA_BYTE, nameAt + length);
+                        if (b < 0 || length == s.text.length) {
+                            return null; // not ASCII: NIO decodes it with the file-name encoding
+                        }
+                        s.text[length++] = b;
+                    }
+                    if (!(length == 1 && s.text[0] == '.') && !(length == 2 && s.text[0] == '.' && s.text[1] == '.')) {
+                        names.add(new String(s.text, 0, length, StandardCharsets.US_ASCII));
+                    }
+                    at += recordLength;
+                }
+            }
+        } finally {
+            closeQuietly(fd);
+        }
+        return Collections.unmodifiableList(names);
+    }
+
+    private int openat(Scratch s, int flags) throws IOException {
+        try {
+            return (int) openat.invokeExact(s.state, AT_FDCWD, s.pathAddress, flags, 0);
+        } catch (Throwable e) {
+            throw failed(e);
+        }
+    }
+
+    private int fstat(int fd, Scratch s) throws IOException {
+        try {
+            return (int) fstat.invokeExact(s.state, fd, s.statAddress);
+        } catch (Throwable e) {
+            throw failed(e);
+        }
+    }
+
+    private long read(int fd, Scratch s, int length) throws IOException {
+        try {
+            return (long) read.invokeExact(s.state, fd, s.dataAddress + length,
+                    (long) (AttributeFiles.MAX_BYTES + 1 - length));
+        } catch (Throwable e) {
+            throw failed(e);
+        }
+    }
+
+    private void closeQuietly(int fd) {
+        try {
+            int ignored = (int) close.invokeExact(fd);
+        } catch (Throwable e) {
+            throw new IllegalStateException("close(2) could not be called", e);
+        }
+    }
+
+    /** A downcall that could not be made at all (it never fails on a loaded handle): an error of this class. */
+    private static IOException failed(Throwable e) {
+        if (e instanceof Error error) {
+            throw error;
+        }
+        return new IOException("native call failed: " + e, e);
+    }
+
+    /**
+     * Writes {@code dir/name} (or {@code dir}) NUL-terminated into {@code path}; false when it is not plain ASCII
+     * without NUL, too long, or empty, which the NIO way handles.
+     */
+    private static boolean encode(MemorySegment path, String dir, String name) {
+        int at = put(path, dir, 0);
+        if (at <= 0) {
+            return false;
+        }
+        if (name != null) {
+            if (dir.charAt(dir.length() - 1) != '/') {
+                path.set(ValueLayout.JAVA_BYTE, at++, (byte) '/');
+            }
+            at = put(path, name, at);
+            if (at < 0) {
+                return false;
+            }
+        }
+        if (at >= PATH_BYTES) {
+            return false;
+        }
+        path.set(ValueLayout.JAVA_BYTE, at, (byte) 0);
+        return true;
+    }
+
+    /** Puts the ASCII text at {@code at}; the position after it, or -1 when it does not fit or is not ASCII. */
+    private static int put(MemorySegment path, String text, int at) {
+        int length = text.length();
+        if (at + length >= PATH_BYTES) {
+            return -1;
+        }
+        for (int i = 0; i < length; i++) {
+            char c = text.charAt(i);
+            if (c == 0 || c >= 0x80) {
+                return -1;
+            }
+            path.set(ValueLayout.JAVA_BYTE, at + i, (byte) c);
+        }
+        return at + length;
+    }
+
+    /** Throws what NIO throws for the errors it names by type; returns for any other error. */
+    private static void throwIfKnown(int error, String dir, String name) throws IOException {
+        switch (error) {
+            case ENOENT -> throw new Missing(joined(dir, name));
+            case EACCES -> throw new AccessDeniedException(joined(dir, name));
+            case ELOOP -> throw new FileSystemException(joined(dir, name), null,
+                    "Too many levels of symbolic links or unable to access attributes of symbolic link");
+            default -> {
+                // the NIO way answers with its own words
+            }
+        }
+    }
+
+    /**
+     * A missing file, without a stack trace: optional attributes are missing on most functions, and filling in a
+     * stack for each was a tenth of a scan's allocation. It names the host's file, not a fault of the code.
+     */
+    private static final class Missing extends NoSuchFileException {
+        private static final long serialVersionUID = 1L;
+
+        Missing(String file) {
+            super(file);
+        }
+
+        @Override
+        public synchronized Throwable fillInStackTrace() {
+            return this;
+        }
+    }
+
+    private static String words(int error) {
+        return switch (error) {
+            case 5 -> "Input/output error";
+            case 12 -> "Cannot allocate memory";
+            case 21 -> "Is a directory";
+            case EINVAL -> "Invalid argument";
+            default -> "error " + error;
+        };
+    }
+
+    private static String kind(int type) {
+        return switch (type) {
+            case 0040000 -> "a directory";
+            case 0010000 -> "a FIFO";
+            case 0140000 -> "a socket";
+            case 0020000 -> "a character device";
+            case 0060000 -> "a block device";
+            default -> "a FIFO, socket or device node";
+        };
+    }
+
+    /** The path text NIO's exceptions carry: {@code dir.resolve(name).toString()}. */
+    private static String joined(String dir, String name) {
+        return name == null ? dir : dir.endsWith("/") ? dir + name : dir + '/' + name;
+    }
+
+    private static String last(String dir, String name) {
+        String path = joined(dir, name);
+        String last = path.substring(path.lastIndexOf('/') + 1);
+        return last.isEmpty() ? path : last;
+    }
+}
