@@ -44,6 +44,8 @@ final class KubeletSocket {
      */
     private Optional<Identity> replaced = Optional.empty();
     private int generation = NONE;
+    /** Looks taken note of, to tell a read made outside the context that a newer look overtook it. */
+    private long looks;
     /** True from a look that found the known socket gone until one finds a socket again (one WARN, one INFO). */
     private boolean gone;
     /** What the last look found; written by the context only, read by any thread (readiness). */
@@ -80,10 +82,32 @@ final class KubeletSocket {
     }
 
     /**
+     * How many looks this memory has taken note of; in the context. A read made outside the context remembers the
+     * count from before it began and passes it to {@link #seenSince}.
+     */
+    long looks() {
+        return looks;
+    }
+
+    /**
+     * Takes note of a read made outside the context that began when {@link #looks()} was {@code looksBefore}. When
+     * another look was taken meanwhile, the read may be older than what this memory knows (under load a check's read
+     * can span two kubelet restarts, and the socket it read is then neither the known one nor the one that known
+     * replaced): it is ignored, and the generation known now is answered.
+     */
+    int seenSince(Optional<Identity> now, long looksBefore) {
+        if (looks != looksBefore) {
+            return generation;
+        }
+        return seen(now);
+    }
+
+    /**
      * Takes note of what a look found: the generation of the socket there, {@link #NONE} when there is none. A
      * socket other than the known one starts the next generation; when one was known, the kubelet restarted.
      */
     int seen(Optional<Identity> now) {
+        looks++;
         present = now.isPresent();
         if (now.isEmpty()) {
             if (known.isPresent() && !gone) {

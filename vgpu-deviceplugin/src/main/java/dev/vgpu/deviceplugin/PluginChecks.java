@@ -61,12 +61,13 @@ final class PluginChecks implements AutoCloseable {
         }
         reading = true;
         List<ResourcePlugin.Probe> probes = plugins.get().stream().map(ResourcePlugin::probe).toList();
+        long looksBefore = env.kubelet().looks();
         lane.execute(() -> {
             try {
                 watcher.ensureWatching();
                 Optional<KubeletSocket.Identity> kubelet = KubeletSocket.read(env.kubelet().path());
                 List<ResourcePlugin.Checked> read = probes.stream().map(this::read).toList();
-                env.context().execute(() -> finish(kubelet, read));
+                env.context().execute(() -> finish(kubelet, looksBefore, read));
             } catch (RuntimeException | LinkageError e) {
                 env.context().execute(this::done);
                 throw e;
@@ -91,9 +92,10 @@ final class PluginChecks implements AutoCloseable {
     }
 
     /** In the context: what the round read reaches the kubelet's memory and the plugins. */
-    private void finish(Optional<KubeletSocket.Identity> kubeletNow, List<ResourcePlugin.Checked> read) {
+    private void finish(Optional<KubeletSocket.Identity> kubeletNow, long looksBefore,
+                        List<ResourcePlugin.Checked> read) {
         try {
-            int kubelet = env.kubelet().seen(kubeletNow);
+            int kubelet = env.kubelet().seenSince(kubeletNow, looksBefore);
             for (ResourcePlugin.Checked checked : read) {
                 checked.plugin().checked(checked, kubelet);
             }

@@ -95,7 +95,8 @@ class KubeletFaultsTest {
             }
 
             // The one memory of the kubelet's socket notices each new socket once, whoever looks first.
-            await().atMost(Harness.WAIT).until(() -> restarts.get() == 10 && registered.get() == 22);
+            await().atMost(Harness.WAIT).untilAsserted(() -> assertThat(List.of(restarts.get(), registered.get()))
+                    .as("kubelet restarts counted, registrations").containsExactly(10, 22));
             assertThat(kubelet.registrations()).hasSize(22);
             assertThat(restarts).hasValue(10);
         }

@@ -59,6 +59,36 @@ class KubeletSocketTest {
         assertThat(restarts).hasValue(1);
     }
 
+    /**
+     * A check's read that began before two restarts were noticed (the socket it read is neither the known one nor the
+     * one that replaced) is ignored, not taken for a third restart; a read that no look overtook is taken.
+     */
+    @Test
+    void aReadOvertakenByNewerLooksIsIgnored() {
+        java.util.concurrent.atomic.AtomicInteger restarts = new java.util.concurrent.atomic.AtomicInteger();
+        KubeletSocket memory = new KubeletSocket(dir.resolve("kubelet.sock"), new PluginObserver() {
+            @Override
+            public void kubeletRestarted() {
+                restarts.incrementAndGet();
+            }
+        });
+        var first = java.util.Optional.of(new KubeletSocket.Identity("inode 1", FileTime.from(Instant.ofEpochSecond(1))));
+        var second = java.util.Optional.of(new KubeletSocket.Identity("inode 2", FileTime.from(Instant.ofEpochSecond(2))));
+        var third = java.util.Optional.of(new KubeletSocket.Identity("inode 3", FileTime.from(Instant.ofEpochSecond(3))));
+        assertThat(memory.seen(first)).isEqualTo(1);
+        long checkBegan = memory.looks();
+        assertThat(memory.seen(second)).isEqualTo(2);
+        assertThat(memory.seen(third)).isEqualTo(3);
+        assertThat(memory.seenSince(first, checkBegan)).as("overtaken").isEqualTo(3);
+        assertThat(memory.seenSince(java.util.Optional.empty(), checkBegan)).as("overtaken, gone").isEqualTo(3);
+        assertThat(memory.present()).isTrue();
+        assertThat(restarts).hasValue(2);
+
+        long nextCheck = memory.looks();
+        assertThat(memory.seenSince(first, nextCheck)).as("not overtaken: another socket").isEqualTo(4);
+        assertThat(restarts).hasValue(3);
+    }
+
     private static void write(Path file, int second) {
         try {
             Files.writeString(file, "stands for a socket");
