@@ -1,9 +1,8 @@
 package dev.vgpu.deviceplugin;
 
 import dev.vgpu.core.PciAddress;
+import dev.vgpu.core.spi.AttributeFiles;
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,8 +13,8 @@ import java.util.regex.Pattern;
  * The sysfs facts that GPU-fault marking reads under the host root: which VFs a physical GPU has. What a VM needs
  * for a device (groups, nodes, cdevs, EGM) is {@link dev.vgpu.attach.Handovers}' to read.
  *
- * <p>Stateless and thread-safe; every method reads the file system anew. Symlinks are read with
- * {@code readlink} and only their last path component is used, as the kernel's relative links require.
+ * <p>Stateless and thread-safe; every method reads the file system anew, through core's one reader of listings and
+ * links ({@link AttributeFiles}): only a link's last path component is used, as the kernel's relative links require.
  */
 final class HostFiles {
 
@@ -31,10 +30,10 @@ final class HostFiles {
     List<PciAddress> virtualFunctions(PciAddress pf) {
         Path dir = root.resolve("sys/bus/pci/devices").resolve(pf.toString());
         List<PciAddress> out = new ArrayList<>();
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
-            for (Path entry : entries) {
-                if (VIRTFN.matcher(entry.getFileName().toString()).matches()) {
-                    linkName(entry).filter(PciAddress::isValid).map(PciAddress::parse).ifPresent(out::add);
+        try {
+            for (String name : AttributeFiles.list(dir)) {
+                if (VIRTFN.matcher(name).matches()) {
+                    vf(dir, name).ifPresent(out::add);
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -44,10 +43,11 @@ final class HostFiles {
         return out;
     }
 
-    private static Optional<String> linkName(Path link) {
+    /** The VF one {@code virtfnN} link names; empty when it is unreadable or names no PCI address. */
+    private static Optional<PciAddress> vf(Path dir, String link) {
         try {
-            Path target = Files.readSymbolicLink(link).getFileName();
-            return target == null ? Optional.empty() : Optional.of(target.toString());
+            String name = AttributeFiles.linkName(dir, link);
+            return PciAddress.isValid(name) ? Optional.of(PciAddress.parse(name)) : Optional.empty();
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }

@@ -38,11 +38,6 @@ final class KubeletSocket {
     private final Path path;
     private final PluginObserver observer;
     private Optional<Identity> known = Optional.empty();
-    /**
-     * The socket the known one replaced: a check reads outside the context, so its read of the old socket can arrive
-     * after a newer look found the new one; such a stale read is no restart.
-     */
-    private Optional<Identity> replaced = Optional.empty();
     private int generation = NONE;
     /** Looks taken note of, to tell a read made outside the context that a newer look overtook it. */
     private long looks;
@@ -92,8 +87,8 @@ final class KubeletSocket {
     /**
      * Takes note of a read made outside the context that began when {@link #looks()} was {@code looksBefore}. When
      * another look was taken meanwhile, the read may be older than what this memory knows (under load a check's read
-     * can span two kubelet restarts, and the socket it read is then neither the known one nor the one that known
-     * replaced): it is ignored, and the generation known now is answered.
+     * can span two kubelet restarts, and the socket it read is then an old one, not a new one): it is ignored, and the
+     * generation known now is answered.
      */
     int seenSince(Optional<Identity> now, long looksBefore) {
         if (looks != looksBefore) {
@@ -121,11 +116,7 @@ final class KubeletSocket {
             gone = false;
             LOG.info("The kubelet's socket {} is back", path);
         }
-        if (now.equals(replaced)) {
-            return generation; // read before the newer look that found the known socket
-        }
         if (!now.equals(known)) {
-            replaced = known;
             if (known.isPresent()) {
                 LOG.info("The kubelet restarted: {} is new", path);
                 observer.kubeletRestarted();

@@ -40,28 +40,9 @@ class KubeletSocketTest {
                 .contains(" INFO ");
     }
 
-    /** A check's read of the old socket that arrives after a newer look found the new one is no second restart. */
-    @Test
-    void aStaleReadOfTheReplacedSocketIsNoRestart() {
-        java.util.concurrent.atomic.AtomicInteger restarts = new java.util.concurrent.atomic.AtomicInteger();
-        KubeletSocket memory = new KubeletSocket(dir.resolve("kubelet.sock"), new PluginObserver() {
-            @Override
-            public void kubeletRestarted() {
-                restarts.incrementAndGet();
-            }
-        });
-        var first = java.util.Optional.of(new KubeletSocket.Identity("inode 1", FileTime.from(Instant.ofEpochSecond(1))));
-        var second = java.util.Optional.of(new KubeletSocket.Identity("inode 2", FileTime.from(Instant.ofEpochSecond(2))));
-        assertThat(memory.seen(first)).isEqualTo(1);
-        assertThat(memory.seen(second)).isEqualTo(2);
-        assertThat(memory.seen(first)).as("stale").isEqualTo(2);
-        assertThat(memory.seen(second)).isEqualTo(2);
-        assertThat(restarts).hasValue(1);
-    }
-
     /**
-     * A check's read that began before two restarts were noticed (the socket it read is neither the known one nor the
-     * one that replaced) is ignored, not taken for a third restart; a read that no look overtook is taken.
+     * A check's read that a newer look overtook (of the socket one restart or two before, or of none) is ignored, not
+     * taken for another restart; a read that no look overtook is taken.
      */
     @Test
     void aReadOvertakenByNewerLooksIsIgnored() {
@@ -76,10 +57,13 @@ class KubeletSocketTest {
         var second = java.util.Optional.of(new KubeletSocket.Identity("inode 2", FileTime.from(Instant.ofEpochSecond(2))));
         var third = java.util.Optional.of(new KubeletSocket.Identity("inode 3", FileTime.from(Instant.ofEpochSecond(3))));
         assertThat(memory.seen(first)).isEqualTo(1);
-        long checkBegan = memory.looks();
+        long oneRestartAgo = memory.looks();
         assertThat(memory.seen(second)).isEqualTo(2);
+        assertThat(memory.seenSince(first, oneRestartAgo)).as("overtaken by one look").isEqualTo(2);
+        long checkBegan = memory.looks();
         assertThat(memory.seen(third)).isEqualTo(3);
-        assertThat(memory.seenSince(first, checkBegan)).as("overtaken").isEqualTo(3);
+        assertThat(memory.seenSince(first, checkBegan)).as("overtaken, two restarts old").isEqualTo(3);
+        assertThat(memory.seenSince(second, checkBegan)).as("overtaken, one restart old").isEqualTo(3);
         assertThat(memory.seenSince(java.util.Optional.empty(), checkBegan)).as("overtaken, gone").isEqualTo(3);
         assertThat(memory.present()).isTrue();
         assertThat(restarts).hasValue(2);
