@@ -50,10 +50,11 @@ class DeployManifestsTest {
         Path deploy = Path.of("").toAbsolutePath().getParent().resolve("deploy");
         assertThat(deploy.resolve("overlays")).as("the repository's deploy/overlays").isDirectory();
         try (var overlays = Files.list(deploy.resolve("overlays"))) {
+            // dra and dra/examples: DraManifestsTest checks what they render; kustomizeWarnsAboutNothing here.
             assertThat(overlays.map(p -> p.getFileName().toString()).sorted().toList()).as("every overlay is checked")
-                    .containsExactly("default", "monitoring", "nvml", "nvml-runtimeclass");
+                    .containsExactly("default", "dra", "monitoring", "nvml", "nvml-runtimeclass");
         }
-        for (String overlay : List.of("default", "nvml", "nvml-runtimeclass", "monitoring")) {
+        for (String overlay : List.of("default", "nvml", "nvml-runtimeclass", "monitoring", "dra", "dra/examples")) {
             rendered.put(overlay, kustomize(deploy.resolve("overlays").resolve(overlay), tmp));
         }
         try (var components = Files.list(deploy.resolve("components"))) {
