@@ -37,4 +37,6 @@ module dev.vgpu.dra {
     opens dev.vgpu.dra.grpc.registration to com.google.protobuf;
     opens dev.vgpu.dra.grpc.v1 to com.google.protobuf;
     opens dev.vgpu.dra.grpc.v1beta1 to com.google.protobuf;
+    opens dev.vgpu.dra.grpc.health.v1 to com.google.protobuf;
+    opens dev.vgpu.dra.grpc.health.v1alpha1 to com.google.protobuf;
 }

@@ -10,7 +10,11 @@ import io.grpc.Server;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -40,7 +44,8 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: gRPC's call threads ({@code vgpu-dra-rpc-N}) only post each DRA call to the one claims thread
  * ({@code vgpu-dra-claims}), which owns every prepared claim, the checkpoint and the files under the CDI and
  * metadata directories; the snapshot is written by the caller of {@link #apply} and read by the claims thread
- * through a {@code volatile}; the registration verdict is written by a call thread, read by anyone.
+ * through a {@code volatile}; the registration verdict is written by a call thread, read by anyone. With the health
+ * stream on, the health thread ({@code vgpu-dra-health}) owns the open streams and the unhealthy ids.
  */
 public final class DraPlugin implements SnapshotSink, AutoCloseable {
 
@@ -51,6 +56,8 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
     private final ExecutorService claimsThread;
     private final Server draServer;
     private final Server registrationServer;
+    /** The health streams, or null when the plugin does not serve DRAResourceHealth. */
+    private final HealthStreams health;
     private volatile Snapshot snapshot;
     private volatile KubeletRegistration registration = new KubeletRegistration.Waiting();
 
@@ -70,17 +77,29 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
             return t;
         });
         this.transport = UnixDomainTransport.create("vgpu-dra", 1, 2);
+        this.health = b.healthStream ? new HealthStreams(b.pool, () -> snapshot, Clock.systemUTC(), b.healthRefresh)
+                : null;
+        List<String> versions = new ArrayList<>(RegistrationService.SUPPORTED_VERSIONS);
         Server dra = null;
         try {
             ClaimCalls calls = new ClaimCalls(claimsThread, preparer);
-            dra = transport.serve(paths.draSocket(), List.<BindableService>of(new DraServiceV1(calls),
+            List<BindableService> services = new ArrayList<>(List.of(new DraServiceV1(calls),
                     new DraServiceV1beta1(calls)));
+            if (health != null) {
+                services.add(new HealthServiceV1(health));
+                services.add(new HealthServiceV1alpha1(health));
+                versions.addAll(RegistrationService.HEALTH_VERSIONS);
+            }
+            dra = transport.serve(paths.draSocket(), services);
             // Registration last: once the kubelet can find the plugin, its DRA socket already answers.
             this.registrationServer = transport.serve(paths.registrationSocket(),
-                    List.of(new RegistrationService(paths, verdict -> registration = verdict)));
+                    List.of(new RegistrationService(paths, versions, verdict -> registration = verdict)));
         } catch (IOException | RuntimeException e) {
             if (dra != null) {
                 dra.shutdownNow();
+            }
+            if (health != null) {
+                health.close();
             }
             claimsThread.shutdownNow();
             transport.close();
@@ -89,7 +108,7 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         this.draServer = dra;
         LOG.info("DRA driver {} for pool {}: registration {}, DRA service {} ({}), CDI specs in {}, checkpoint {}",
                 paths.driver(), b.pool, paths.registrationSocket(), paths.draSocket(),
-                String.join(", ", RegistrationService.SUPPORTED_VERSIONS), paths.cdiDir(), paths.checkpoint());
+                String.join(", ", versions), paths.cdiDir(), paths.checkpoint());
     }
 
     /**
@@ -106,6 +125,21 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
     @Override
     public void apply(Snapshot next, Plan plan) {
         snapshot = Objects.requireNonNull(next, "next");
+        if (health != null) {
+            health.snapshotChanged();
+        }
+    }
+
+    /**
+     * Reports exactly the devices with these ids as unhealthy on the {@code DRAResourceHealth} stream from now on,
+     * every other device of the snapshot as healthy: the ids {@link SlicePublisher#health} takes. Does nothing unless
+     * the plugin serves the stream ({@link Builder#healthStream}). Any thread; returns at once.
+     */
+    public void health(Set<String> unhealthyIds) {
+        Objects.requireNonNull(unhealthyIds, "unhealthyIds");
+        if (health != null) {
+            health.health(unhealthyIds);
+        }
     }
 
     /** What the kubelet last said about the registration. */
@@ -129,6 +163,10 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
      */
     @Override
     public void close() {
+        if (health != null) {
+            // First: open health streams would keep the DRA server from terminating.
+            health.close();
+        }
         registrationServer.shutdown();
         draServer.shutdown();
         claimsThread.shutdown();
@@ -171,6 +209,8 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         private Path cdiDir = Path.of("/var/run/cdi");
         private Path stateDir;
         private Snapshot snapshot = Snapshot.empty();
+        private boolean healthStream;
+        private Duration healthRefresh = HealthStreams.REFRESH;
 
         private Builder(Handovers handovers, ClaimReader reader) {
             this.handovers = Objects.requireNonNull(handovers, "handovers");
@@ -210,6 +250,22 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         /** The snapshot Prepare uses until the first {@link DraPlugin#apply} (empty unless set). */
         public Builder snapshot(Snapshot value) {
             snapshot = Objects.requireNonNull(value, "snapshot");
+            return this;
+        }
+
+        /**
+         * Whether the plugin also serves {@code v1} and {@code v1alpha1} {@code DRAResourceHealth} on its DRA socket
+         * and lists them in GetInfo after the {@code DRAPlugin} versions (off unless set): every open stream gets the
+         * health of every device at once, on each change ({@link DraPlugin#health}, a new snapshot) and every 10 s.
+         */
+        public Builder healthStream(boolean value) {
+            healthStream = value;
+            return this;
+        }
+
+        /** How often an unchanged health list is sent again (tests). */
+        Builder healthRefresh(Duration value) {
+            healthRefresh = Objects.requireNonNull(value, "healthRefresh");
             return this;
         }
 

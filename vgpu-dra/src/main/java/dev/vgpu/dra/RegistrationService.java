@@ -14,21 +14,24 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code pluginregistration.Registration} on {@code <driver>-reg.sock} (docs/DRA.md §1): tells the kubelet's
  * plugin watcher that a {@code DRAPlugin} of this driver serves {@code v1} and then {@code v1beta1} on its DRA
- * socket, and hands the kubelet's verdict to a listener. Stateless; runs on gRPC's threads.
+ * socket (and, when it serves them, the {@code DRAResourceHealth} versions), and hands the kubelet's verdict to a
+ * listener. Stateless; runs on gRPC's threads.
  */
 final class RegistrationService extends RegistrationGrpc.RegistrationImplBase {
 
     /** The service versions on the DRA socket, the preferred first: the kubelet takes the first it knows. */
     static final List<String> SUPPORTED_VERSIONS = List.of("v1.DRAPlugin", "v1beta1.DRAPlugin");
+    /** The health service versions, listed after the DRAPlugin ones when the plugin serves them. */
+    static final List<String> HEALTH_VERSIONS = List.of("v1.DRAResourceHealth", "v1alpha1.DRAResourceHealth");
 
     private static final Logger LOG = LoggerFactory.getLogger(RegistrationService.class);
 
     private final PluginInfo info;
     private final Consumer<KubeletRegistration> verdicts;
 
-    RegistrationService(PluginPaths paths, Consumer<KubeletRegistration> verdicts) {
+    RegistrationService(PluginPaths paths, List<String> versions, Consumer<KubeletRegistration> verdicts) {
         this.info = PluginInfo.newBuilder().setType("DRAPlugin").setName(paths.driver().value())
-                .setEndpoint(paths.draSocket().toString()).addAllSupportedVersions(SUPPORTED_VERSIONS).build();
+                .setEndpoint(paths.draSocket().toString()).addAllSupportedVersions(versions).build();
         this.verdicts = verdicts;
     }
 

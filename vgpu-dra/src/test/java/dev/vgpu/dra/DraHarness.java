@@ -75,6 +75,11 @@ final class DraHarness implements AutoCloseable {
 
     /** A new plugin instance on the same directories (a restart when the previous one was closed). */
     void start() {
+        start(b -> b);
+    }
+
+    /** A new plugin instance on the same directories, with settings of its own on top of the harness's. */
+    void start(java.util.function.UnaryOperator<DraPlugin.Builder> settings) {
         ClaimReader reader = ref -> {
             reads.incrementAndGet();
             AllocatedClaim claim = apiServer.get(ref.uid());
@@ -82,9 +87,9 @@ final class DraHarness implements AutoCloseable {
                     : new ClaimReader.Allocated(claim);
         };
         try {
-            plugin = DraPlugin.builder(Handovers.forHost(host.host(), sources), reader).pool(POOL)
+            plugin = settings.apply(DraPlugin.builder(Handovers.forHost(host.host(), sources), reader).pool(POOL)
                     .kubeletRoot(dir.resolve("kubelet")).cdiDir(cdiDir()).stateDir(dir.resolve("state"))
-                    .snapshot(snapshot).start();
+                    .snapshot(snapshot)).start();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

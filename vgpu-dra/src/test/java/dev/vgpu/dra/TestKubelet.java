@@ -13,9 +13,14 @@ import dev.vgpu.dra.grpc.v1.NodeUnprepareResourcesResponse;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -66,6 +71,72 @@ final class TestKubelet implements AutoCloseable {
                 .withDeadlineAfter(45, TimeUnit.SECONDS)
                 .nodeUnprepareResources(dev.vgpu.dra.grpc.v1beta1.NodeUnprepareResourcesRequest.newBuilder()
                         .addAllClaims(List.of(claims)).build());
+    }
+
+    /** Opens the kubelet's v1 {@code DRAResourceHealth} stream on the plugin's endpoint. */
+    HealthWatch<dev.vgpu.dra.grpc.health.v1.NodeWatchResourcesResponse> watchHealth(Path endpoint) {
+        HealthWatch<dev.vgpu.dra.grpc.health.v1.NodeWatchResourcesResponse> watch = new HealthWatch<>();
+        dev.vgpu.dra.grpc.health.v1.DRAResourceHealthGrpc.newStub(dial(endpoint)).nodeWatchResources(
+                dev.vgpu.dra.grpc.health.v1.NodeWatchResourcesRequest.getDefaultInstance(), watch);
+        return watch;
+    }
+
+    /** Opens the kubelet's v1alpha1 {@code DRAResourceHealth} stream on the plugin's endpoint. */
+    HealthWatch<dev.vgpu.dra.grpc.health.v1alpha1.NodeWatchResourcesResponse> watchHealthV1alpha1(Path endpoint) {
+        HealthWatch<dev.vgpu.dra.grpc.health.v1alpha1.NodeWatchResourcesResponse> watch = new HealthWatch<>();
+        dev.vgpu.dra.grpc.health.v1alpha1.DRAResourceHealthGrpc.newStub(dial(endpoint)).nodeWatchResources(
+                dev.vgpu.dra.grpc.health.v1alpha1.NodeWatchResourcesRequest.getDefaultInstance(), watch);
+        return watch;
+    }
+
+    /**
+     * One health stream as the kubelet holds it: messages queue up as gRPC's threads receive them and the test
+     * thread takes them in order; {@link #cancel()} ends it from the kubelet's side.
+     */
+    static final class HealthWatch<T> implements ClientResponseObserver<Object, T> {
+        private final BlockingQueue<T> messages = new LinkedBlockingQueue<>();
+        private final CountDownLatch ended = new CountDownLatch(1);
+        private volatile ClientCallStreamObserver<Object> call;
+        private volatile Throwable error;
+
+        @Override
+        public void beforeStart(ClientCallStreamObserver<Object> requestStream) {
+            call = requestStream;
+        }
+
+        @Override
+        public void onNext(T message) {
+            messages.add(message);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            error = t;
+            ended.countDown();
+        }
+
+        @Override
+        public void onCompleted() {
+            ended.countDown();
+        }
+
+        /** The next message; fails when none comes within the kubelet's call deadline (45 s). */
+        T next() throws InterruptedException {
+            T message = messages.poll(45, TimeUnit.SECONDS);
+            if (message == null) {
+                throw new AssertionError("no health message within 45 s" + (error == null ? "" : ": " + error));
+            }
+            return message;
+        }
+
+        /** Whether the plugin ended the stream normally (waits up to 45 s). */
+        boolean completed() throws InterruptedException {
+            return ended.await(45, TimeUnit.SECONDS) && error == null;
+        }
+
+        void cancel() {
+            call.cancel("the kubelet stops watching", null);
+        }
     }
 
     /** A claim reference as the kubelet sends it. */

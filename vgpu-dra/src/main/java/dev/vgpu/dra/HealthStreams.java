@@ -1,0 +1,195 @@
+package dev.vgpu.dra;
+
+import dev.vgpu.core.Snapshot;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The kubelet's {@code DRAResourceHealth} streams of one plugin (docs/DRA.md §2): each open stream gets the health
+ * of every device of the current snapshot when it opens, after every change (of the unhealthy ids or of the device
+ * list) and again every {@code refresh} (the kubelet takes a device it has not heard of for 30 s as unknown). A
+ * device is unhealthy when its id is in the set last given to {@link #health}, healthy otherwise.
+ *
+ * <p>Threads: the one health thread ({@code vgpu-dra-health}) owns the open streams, the unhealthy ids and the
+ * device names last sent; gRPC's threads (a stream opened, ready, cancelled) and the plugin's callers
+ * ({@link #health}, {@link #snapshotChanged}) only post to it, so every message of a stream is sent from that thread.
+ * A stream that flow control holds back keeps one pending flag and gets the then-current list when it is ready.
+ */
+final class HealthStreams implements AutoCloseable {
+
+    /** How often an unchanged list is sent again: well inside the kubelet's 30 s. */
+    static final Duration REFRESH = Duration.ofSeconds(10);
+
+    private static final Logger LOG = LoggerFactory.getLogger(HealthStreams.class);
+    static final String UNHEALTHY_MESSAGE = "marked unhealthy by the vgpu daemon's health checks (its log says why)";
+
+    /** One open stream of either API version. Called on the health thread only. */
+    interface Sink {
+        /** Whether flow control lets a message go now. */
+        boolean ready();
+
+        void send(List<HealthReport> devices);
+
+        void complete();
+
+        /** For log lines: the API version and the peer. */
+        String describe();
+    }
+
+    private final String pool;
+    private final Supplier<Snapshot> snapshot;
+    private final Clock clock;
+    private final ScheduledThreadPoolExecutor thread;
+    // Health thread only.
+    private final Map<Sink, Boolean> pendingBySink = new HashMap<>();
+    private Set<String> unhealthy = Set.of();
+    private List<String> sentNames = List.of();
+
+    HealthStreams(String pool, Supplier<Snapshot> snapshot, Clock clock, Duration refresh) {
+        this.pool = Objects.requireNonNull(pool, "pool");
+        this.snapshot = Objects.requireNonNull(snapshot, "snapshot");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.thread = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "vgpu-dra-health");
+            t.setDaemon(true);
+            return t;
+        });
+        thread.setRemoveOnCancelPolicy(true);
+        long millis = refresh.toMillis();
+        thread.scheduleWithFixedDelay(() -> sendAll(false), millis, millis, TimeUnit.MILLISECONDS);
+    }
+
+    /** A stream the kubelet opened: it gets the list at once. Any thread. */
+    void open(Sink sink) {
+        post(() -> {
+            pendingBySink.put(sink, true);
+            LOG.info("The kubelet watches device health ({}); {} stream(s) open", sink.describe(),
+                    pendingBySink.size());
+            flush(sink, reports());
+        });
+    }
+
+    /** A stream that flow control lets go again. Any thread. */
+    void ready(Sink sink) {
+        post(() -> {
+            if (Boolean.TRUE.equals(pendingBySink.get(sink))) {
+                flush(sink, reports());
+            }
+        });
+    }
+
+    /** A stream the kubelet cancelled or that broke: nothing more is sent on it. Any thread. */
+    void closed(Sink sink) {
+        post(() -> {
+            if (pendingBySink.remove(sink) != null) {
+                LOG.info("The kubelet stopped watching device health ({}); {} stream(s) open", sink.describe(),
+                        pendingBySink.size());
+            }
+        });
+    }
+
+    /** Exactly the devices with these ids are unhealthy from now on. Any thread; returns at once. */
+    void health(Set<String> unhealthyIds) {
+        Set<String> copy = Set.copyOf(unhealthyIds);
+        post(() -> {
+            if (!copy.equals(unhealthy)) {
+                unhealthy = copy;
+                sendAll(true);
+            }
+        });
+    }
+
+    /** The plugin took a new snapshot: a changed device list is sent at once. Any thread. */
+    void snapshotChanged() {
+        post(() -> {
+            List<String> names = reports().stream().map(HealthReport::device).toList();
+            if (!names.equals(sentNames)) {
+                sendAll(true);
+            }
+        });
+    }
+
+    /** Ends every stream normally and stops the health thread (waits a few seconds at most). */
+    @Override
+    public void close() {
+        post(() -> {
+            pendingBySink.keySet().forEach(sink -> {
+                try {
+                    sink.complete();
+                } catch (RuntimeException e) {
+                    LOG.debug("Ending a health stream: {}", e.toString());
+                }
+            });
+            pendingBySink.clear();
+        });
+        thread.shutdown();
+        try {
+            if (!thread.awaitTermination(5, TimeUnit.SECONDS)) {
+                thread.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            thread.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void post(Runnable task) {
+        try {
+            thread.execute(task);
+        } catch (RejectedExecutionException e) {
+            LOG.debug("Health update after close ignored");
+        }
+    }
+
+    private void sendAll(boolean changed) {
+        List<HealthReport> reports = reports();
+        if (changed) {
+            long count = reports.stream().filter(r -> !r.healthy()).count();
+            LOG.debug("Device health to {} stream(s): {} device(s), {} unhealthy", pendingBySink.size(),
+                    reports.size(), count);
+        }
+        for (Sink sink : List.copyOf(pendingBySink.keySet())) {
+            pendingBySink.put(sink, true);
+            flush(sink, reports);
+        }
+    }
+
+    private void flush(Sink sink, List<HealthReport> reports) {
+        if (!sink.ready()) {
+            return;
+        }
+        try {
+            sink.send(reports);
+            pendingBySink.put(sink, false);
+            sentNames = reports.stream().map(HealthReport::device).toList();
+        } catch (RuntimeException e) {
+            // A stream cancelled between ready() and send(): its cancel handler removes it.
+            LOG.debug("Health stream {} refused a message: {}", sink.describe(), e.toString());
+        }
+    }
+
+    /** Every device of the current snapshot, sorted by name. */
+    private List<HealthReport> reports() {
+        long now = clock.instant().getEpochSecond();
+        List<HealthReport> reports = new ArrayList<>();
+        snapshot.get().resources().values().forEach(r -> r.devices().forEach(d -> {
+            boolean healthy = !unhealthy.contains(d.id());
+            reports.add(new HealthReport(pool, DeviceNames.of(d), healthy, now, healthy ? "" : UNHEALTHY_MESSAGE));
+        }));
+        reports.sort(Comparator.comparing(HealthReport::device));
+        return reports;
+    }
+}
