@@ -17,7 +17,7 @@ public final class CapturedStderr {
 
     /** Runs the action with {@code System.err} captured and returns what it wrote. */
     public static String of(Runnable action) {
-        return of(() -> {
+        return withAnswer(() -> {
             action.run();
             return null;
         }).log();
@@ -28,7 +28,7 @@ public final class CapturedStderr {
      *
      * @param <T> the action's answer
      */
-    public static <T> Outcome<T> of(Supplier<T> action) {
+    public static <T> Outcome<T> withAnswer(Supplier<T> action) {
         PrintStream original = System.err;
         ByteArrayOutputStream buffer = new ByteArrayOutputStream();
         System.setErr(new PrintStream(buffer, true, StandardCharsets.UTF_8));
