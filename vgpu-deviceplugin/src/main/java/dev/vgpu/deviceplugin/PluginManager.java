@@ -12,6 +12,7 @@ import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.SnapshotSink;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Host;
+import dev.vgpu.kubelet.api.transport.ServerLimits;
 import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -30,6 +31,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -95,13 +97,15 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
 
     private PluginManager(Builder b) throws IOException {
         this.devicePluginDir = b.devicePluginDir;
+        ThreadFactory threads = b.threads.orElse(Thread::new);
         this.ownScheduler = b.scheduler.isEmpty();
-        this.scheduler = b.scheduler.orElseGet(PluginManager::defaultScheduler);
+        this.scheduler = b.scheduler.orElseGet(() -> defaultScheduler(threads));
         this.context = new SerialContext("device-plugin state", scheduler);
         this.faultLane = new SerialContext("GPU fault listing", scheduler);
         this.faults = new GpuFaults(context, faultLane, b.gpuProbe, b.gpuRecovery, plugins::values);
         // One event loop and one call executor for every plugin server and the kubelet client.
-        this.kubeletClient = UnixDomainTransport.create("vgpu-dp-grpc", 1, 2);
+        this.kubeletClient = b.threads.map(t -> UnixDomainTransport.create("vgpu-dp-grpc", 1, 2, ServerLimits.DEFAULT, t))
+                .orElseGet(() -> UnixDomainTransport.create("vgpu-dp-grpc", 1, 2));
         this.files = new HostFiles(b.hostRoot);
         this.env = new PluginEnvironment(Handovers.forHost(Host.of(b.hostRoot), b.sources), b.devicePluginDir, () -> published.snapshot(), context,
                 scheduler, new KubeletSocket(b.devicePluginDir.resolve(PluginEnvironment.KUBELET_SOCKET), b.observer),
@@ -109,7 +113,8 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
                 b.observer, b.clock);
         try {
             this.checks = new PluginChecks(env, plugins::values, new SerialContext("device-plugin check", scheduler),
-                    List.of(b.devicePluginDir, b.hostRoot.resolve("dev/vfio")), b.healthPollInterval.toNanos());
+                    List.of(b.devicePluginDir, b.hostRoot.resolve("dev/vfio")), b.healthPollInterval.toNanos(),
+                    threads);
         } catch (IOException | RuntimeException e) {
             if (ownScheduler) {
                 scheduler.shutdownNow();
@@ -127,10 +132,11 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
     }
 
     /** Two daemon threads, {@code vgpu-dp-scheduler-1..2}: the context and its lanes never need more. */
-    private static ScheduledExecutorService defaultScheduler() {
-        int[] threads = {0};
+    private static ScheduledExecutorService defaultScheduler(ThreadFactory threads) {
+        int[] made = {0};
         ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(2, r -> {
-            Thread t = new Thread(r, "vgpu-dp-scheduler-" + ++threads[0]);
+            Thread t = Objects.requireNonNull(threads.newThread(r), "the thread factory made no thread");
+            t.setName("vgpu-dp-scheduler-" + ++made[0]);
             t.setDaemon(true);
             return t;
         });
@@ -418,6 +424,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         private List<DeviceSource> sources = List.of();
         private PluginObserver observer = PluginObserver.NONE;
         private Optional<ScheduledExecutorService> scheduler = Optional.empty();
+        private Optional<ThreadFactory> threads = Optional.empty();
         private InstantSource clock = InstantSource.system();
         private Duration gpuRecovery = Duration.ZERO;
         private GpuProbe gpuProbe = GpuProbe.TRUSTING;
@@ -461,6 +468,18 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
          */
         public Builder scheduler(ScheduledExecutorService value) {
             scheduler = Optional.of(Objects.requireNonNull(value, "scheduler"));
+            return this;
+        }
+
+        /**
+         * Makes every thread the manager starts: the default {@link #scheduler}'s two, the gRPC transport's event loop
+         * and call threads, the directory watch. Each new, unstarted thread it returns is named ({@code vgpu-dp-…}) and
+         * made a daemon thread by the manager; all have ended when {@code close} returns, give or take a thread's last
+         * instructions. An embedder's own factory, or a test's record of the threads it gave. By default plain threads
+         * (the transport's event loop: Netty's own).
+         */
+        public Builder threads(ThreadFactory value) {
+            threads = Optional.of(Objects.requireNonNull(value, "threads"));
             return this;
         }
 

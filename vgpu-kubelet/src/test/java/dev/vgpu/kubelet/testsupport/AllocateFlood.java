@@ -2,6 +2,7 @@ package dev.vgpu.kubelet.testsupport;
 
 import dev.vgpu.kubelet.api.v1beta1.AllocateRequest;
 import dev.vgpu.kubelet.api.v1beta1.AllocateResponse;
+import dev.vgpu.kubelet.api.v1beta1.ContainerAllocateRequest;
 import dev.vgpu.kubelet.api.v1beta1.DevicePluginGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -16,8 +17,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Asynchronous Allocate calls of one request and their outcomes by status code ({@code OK} for an answer), for the
  * tests that flood a server (the transport's, a plugin's, the packaged daemon's). Shared through vgpu-kubelet's test
- * jar. Threads: calls are sent from the test's thread; outcomes are counted on the client's call threads and read
- * from any thread.
+ * jar. No generated type is in its signatures: the API package is exported only to the adapter modules, which a
+ * test-jar class on the class path is not. Threads: calls are sent from the test's thread; outcomes are counted on
+ * the client's call threads and read from any thread.
  */
 public final class AllocateFlood {
 
@@ -25,14 +27,19 @@ public final class AllocateFlood {
     private final Map<Status.Code, AtomicInteger> byCode = new ConcurrentHashMap<>();
     private final AtomicInteger answered = new AtomicInteger();
 
-    /** Calls that send {@code request}. */
-    public AllocateFlood(AllocateRequest request) {
+    private AllocateFlood(AllocateRequest request) {
         this.request = request;
     }
 
     /** Calls that send an empty request. */
     public static AllocateFlood ofEmptyRequests() {
         return new AllocateFlood(AllocateRequest.getDefaultInstance());
+    }
+
+    /** Calls that ask for {@code ids} for one container. */
+    public static AllocateFlood forDevices(String... ids) {
+        return new AllocateFlood(AllocateRequest.newBuilder().addContainerRequests(
+                ContainerAllocateRequest.newBuilder().addAllDevicesIds(List.of(ids))).build());
     }
 
     /** Sends one call on {@code channel}; returns at once. */
