@@ -10,6 +10,8 @@ import java.nio.file.WatchService;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ThreadFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +35,8 @@ final class HostWatcher implements AutoCloseable {
     private final Thread thread;
     private final Map<Path, WatchKey> keys = new HashMap<>();
 
-    HostWatcher(List<Path> directories, Runnable onChange) throws IOException {
+    /** {@code threads} makes the watch thread (new, unstarted), which is then named and made a daemon thread. */
+    HostWatcher(List<Path> directories, Runnable onChange, ThreadFactory threads) throws IOException {
         // The watch service belongs to the default file system; a directory elsewhere (a host root on jimfs)
         // cannot be registered with it, so only the periodic check sees its changes.
         this.directories = directories.stream().filter(d -> d.getFileSystem() == FileSystems.getDefault()).toList();
@@ -41,7 +44,8 @@ final class HostWatcher implements AutoCloseable {
                 LOG.info("Not watching {}: it is not on the default file system; the periodic check covers it", d));
         this.onChange = onChange;
         this.service = FileSystems.getDefault().newWatchService();
-        this.thread = new Thread(this::run, "vgpu-dp-watch");
+        this.thread = Objects.requireNonNull(threads.newThread(this::run), "the thread factory made no thread");
+        this.thread.setName("vgpu-dp-watch");
         this.thread.setDaemon(true);
     }
 

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Future;
+import java.util.concurrent.ThreadFactory;
 import java.util.function.Supplier;
 
 /**
@@ -37,14 +38,15 @@ final class PluginChecks implements AutoCloseable {
      *
      * @param plugins the plugins now; asked in the context only
      * @param lane    runs the reads outside the context, one round at a time
+     * @param threads makes the directory watch's thread
      * @throws IOException when no watch service can be made
      */
     PluginChecks(PluginEnvironment env, Supplier<Collection<ResourcePlugin>> plugins, SerialContext lane,
-                 List<Path> watched, long pollNanos) throws IOException {
+                 List<Path> watched, long pollNanos, ThreadFactory threads) throws IOException {
         this.env = env;
         this.plugins = plugins;
         this.lane = lane;
-        this.watcher = new HostWatcher(watched, this::request).start();
+        this.watcher = new HostWatcher(watched, this::request, threads).start();
         this.periodic = env.context().every(this::round, pollNanos);
     }
 

@@ -12,6 +12,7 @@ import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.SnapshotSink;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Host;
+import dev.vgpu.kubelet.api.transport.ServerLimits;
 import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -24,12 +25,11 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.SortedMap;
 import java.util.SortedSet;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -51,12 +51,12 @@ import org.slf4j.LoggerFactory;
  * re-register every resource when the kubelet restarts (its socket or ours is replaced).
  *
  * <p>Threads and state (docs/ARCHITECTURE.md, "Threads and mutable state"): one serial context over the scheduler
- * owns every mutable thing of the adapter: the plugin map, each plugin's server, streams, health and registration,
+ * owns every mutable thing of the adapter: the plugin map ({@link ServedPlugins}, which applies plans), each plugin's server, streams, health and registration,
  * the kubelet's memory and the GPU faults. Every state change (apply, watch events, polls, XID marks, Register
  * answers, restarts) is a task posted to it, from whatever thread it starts on. Blocking work runs outside it and
  * posts its result back: server shutdowns on the caller of {@code apply}/{@code close} (or, for a restart, on the
  * scheduler), sysfs reads of checks and GPU faults on two lanes of their own. Other threads read only what the
- * context publishes, immutable: {@code published} (the snapshot Allocate reads and the plugin map) and each plugin's
+ * context publishes, immutable: the snapshot Allocate reads with the plugin map, and each plugin's
  * view (its advertised list, serving and registered). The one transport ({@code vgpu-dp-grpc-io-1} and two
  * {@code vgpu-dp-grpc-rpc-N}) carries every plugin server and the channels to the kubelet, so threads do not grow
  * with resources; it ends in {@code close}.
@@ -64,15 +64,6 @@ import org.slf4j.LoggerFactory;
 public final class PluginManager implements SnapshotSink, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(PluginManager.class);
-
-    /**
-     * What other threads read, replaced as a whole by the context.
-     *
-     * @param snapshot the snapshot Allocate and preferred allocation read
-     * @param plugins  the plugins serving now, by resource
-     */
-    private record Published(Snapshot snapshot, SortedMap<ResourceName, ResourcePlugin> plugins) {
-    }
 
     private final Path devicePluginDir;
     private final ScheduledExecutorService scheduler;
@@ -86,30 +77,29 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
     private final PluginChecks checks;
 
     // Owned by the context.
-    private final SortedMap<ResourceName, ResourcePlugin> plugins = new TreeMap<>();
+    private final ServedPlugins plugins = new ServedPlugins(this::newPlugin);
     private final GpuFaults faults;
-    private boolean closed;
-
-    /** Written only by the context; read by any thread. */
-    private volatile Published published = new Published(Snapshot.empty(), Collections.emptySortedMap());
 
     private PluginManager(Builder b) throws IOException {
         this.devicePluginDir = b.devicePluginDir;
+        ThreadFactory threads = b.threads.orElse(Thread::new);
         this.ownScheduler = b.scheduler.isEmpty();
-        this.scheduler = b.scheduler.orElseGet(PluginManager::defaultScheduler);
+        this.scheduler = b.scheduler.orElseGet(() -> defaultScheduler(threads));
         this.context = new SerialContext("device-plugin state", scheduler);
         this.faultLane = new SerialContext("GPU fault listing", scheduler);
         this.faults = new GpuFaults(context, faultLane, b.gpuProbe, b.gpuRecovery, plugins::values);
         // One event loop and one call executor for every plugin server and the kubelet client.
-        this.kubeletClient = UnixDomainTransport.create("vgpu-dp-grpc", 1, 2);
+        this.kubeletClient = b.threads.map(t -> UnixDomainTransport.create("vgpu-dp-grpc", 1, 2, ServerLimits.DEFAULT, t))
+                .orElseGet(() -> UnixDomainTransport.create("vgpu-dp-grpc", 1, 2));
         this.files = new HostFiles(b.hostRoot);
-        this.env = new PluginEnvironment(Handovers.forHost(Host.of(b.hostRoot), b.sources), b.devicePluginDir, () -> published.snapshot(), context,
+        this.env = new PluginEnvironment(Handovers.forHost(Host.of(b.hostRoot), b.sources), b.devicePluginDir, plugins::snapshot, context,
                 scheduler, new KubeletSocket(b.devicePluginDir.resolve(PluginEnvironment.KUBELET_SOCKET), b.observer),
                 kubeletClient, b.backoffInitial, b.backoffMax, faults::faulty,
                 b.observer, b.clock);
         try {
             this.checks = new PluginChecks(env, plugins::values, new SerialContext("device-plugin check", scheduler),
-                    List.of(b.devicePluginDir, b.hostRoot.resolve("dev/vfio")), b.healthPollInterval.toNanos());
+                    List.of(b.devicePluginDir, b.hostRoot.resolve("dev/vfio")), b.healthPollInterval.toNanos(),
+                    threads);
         } catch (IOException | RuntimeException e) {
             if (ownScheduler) {
                 scheduler.shutdownNow();
@@ -127,10 +117,11 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
     }
 
     /** Two daemon threads, {@code vgpu-dp-scheduler-1..2}: the context and its lanes never need more. */
-    private static ScheduledExecutorService defaultScheduler() {
-        int[] threads = {0};
+    private static ScheduledExecutorService defaultScheduler(ThreadFactory threads) {
+        int[] made = {0};
         ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(2, r -> {
-            Thread t = new Thread(r, "vgpu-dp-scheduler-" + ++threads[0]);
+            Thread t = Objects.requireNonNull(threads.newThread(r), "the thread factory made no thread");
+            t.setName("vgpu-dp-scheduler-" + ++made[0]);
             t.setDaemon(true);
             return t;
         });
@@ -157,8 +148,8 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         Objects.requireNonNull(next, "next");
         List<Runnable> rest = new ArrayList<>();
         Plan plan = context.call(() -> {
-            Plan p = Reconciler.plan(published.snapshot(), next);
-            rest.addAll(applyInContext(next, p));
+            Plan p = plugins.plan(next);
+            rest.addAll(plugins.apply(next, p));
             return p;
         });
         finishOutside(rest);
@@ -180,62 +171,12 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
     public void apply(Snapshot next, Plan plan) {
         Objects.requireNonNull(next, "next");
         Objects.requireNonNull(plan, "plan");
-        finishOutside(context.call(() -> applyInContext(next, plan)));
+        finishOutside(context.call(() -> plugins.apply(next, plan)));
     }
 
-    /** In the context: applies the plan; returns the blocking rest (server shutdowns) for the caller. */
-    private List<Runnable> applyInContext(Snapshot next, Plan plan) {
-        if (closed) {
-            throw new IllegalStateException("plugin manager is closed");
-        }
-        published = new Published(next, published.plugins());
-        List<Runnable> rest = new ArrayList<>();
-        for (Plan.Change change : plan.changes()) {
-            try {
-                change(change).ifPresent(rest::add);
-            } catch (RuntimeException e) {
-                LOG.error("Could not apply {} to {}: {}", change.getClass().getSimpleName(), change.resource(),
-                        e.toString(), e);
-            }
-        }
-        publishPlugins();
-        return rest;
-    }
-
-    /** In the context: one change; a {@code Remove} returns its server's shutdown. */
-    private Optional<Runnable> change(Plan.Change change) {
-        ResourcePlugin existing = plugins.get(change.resource());
-        if (change instanceof Plan.Remove) {
-            if (existing == null) {
-                return Optional.empty();
-            }
-            plugins.remove(change.resource());
-            Runnable shutdown = existing.retire();
-            return Optional.of(() -> {
-                shutdown.run();
-                LOG.info("Removed {}", change.resource());
-            });
-        }
-        Resource next = change instanceof Plan.Add add ? add.next() : ((Plan.Update) change).next();
-        if (existing != null) {
-            List<String> before = existing.advertised().devices().stream().map(Device::id).toList();
-            existing.update(next);
-            TreeSet<String> in = new TreeSet<>(next.ids());
-            in.removeAll(before);
-            TreeSet<String> out = new TreeSet<>(before);
-            out.removeAll(next.ids());
-            LOG.info("Updated {}: {} devices, in {}, out {}", next.name(), next.devices().size(), in, out);
-            return Optional.empty();
-        }
-        ResourcePlugin plugin = new ResourcePlugin(next, env);
-        plugins.put(next.name(), plugin);
-        plugin.start();
-        LOG.info("Added {} with {} devices {}", next.name(), next.devices().size(), next.ids());
-        return Optional.empty();
-    }
-
-    private void publishPlugins() {
-        published = new Published(published.snapshot(), Collections.unmodifiableSortedMap(new TreeMap<>(plugins)));
+    /** A new plugin for {@code resource}, not started yet ({@link ServedPlugins} starts it, in the context). */
+    private ResourcePlugin newPlugin(Resource resource) {
+        return new ResourcePlugin(resource, env);
     }
 
     /** Runs the blocking rest of a context step on the calling thread, each step on its own. */
@@ -305,7 +246,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
      * Cheap and non-blocking; meant for metrics and readiness checks.
      */
     public List<ResourceStatus> status() {
-        return published.plugins().values().stream().map(ResourcePlugin::status).toList();
+        return plugins.published().values().stream().map(ResourcePlugin::status).toList();
     }
 
     /**
@@ -330,7 +271,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
 
     /** The resources served now, sorted. */
     public SortedSet<ResourceName> running() {
-        return Collections.unmodifiableSortedSet(new TreeSet<>(published.plugins().keySet()));
+        return Collections.unmodifiableSortedSet(new TreeSet<>(plugins.published().keySet()));
     }
 
     /** The device-plugin directory this manager serves in. */
@@ -360,15 +301,11 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         Optional<List<Runnable>> stops;
         try {
             stops = context.call(() -> {
-                if (closed) {
+                if (plugins.closed()) {
                     return Optional.<List<Runnable>>empty();
                 }
-                closed = true;
                 faults.close();
-                List<Runnable> rest = plugins.values().stream().map(ResourcePlugin::stop).toList();
-                plugins.clear();
-                publishPlugins();
-                return Optional.of(rest);
+                return Optional.of(plugins.stopAll());
             });
         } catch (IllegalStateException e) {
             return; // the scheduler stopped: closed before
@@ -400,7 +337,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
 
     /** Package-private view for tests: the plugin serving {@code name}. */
     ResourcePlugin plugin(ResourceName name) {
-        return published.plugins().get(name);
+        return plugins.published().get(name);
     }
 
     /** Package-private for tests: runs {@code step} in the manager's context and returns its answer. */
@@ -418,6 +355,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         private List<DeviceSource> sources = List.of();
         private PluginObserver observer = PluginObserver.NONE;
         private Optional<ScheduledExecutorService> scheduler = Optional.empty();
+        private Optional<ThreadFactory> threads = Optional.empty();
         private InstantSource clock = InstantSource.system();
         private Duration gpuRecovery = Duration.ZERO;
         private GpuProbe gpuProbe = GpuProbe.TRUSTING;
@@ -461,6 +399,18 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
          */
         public Builder scheduler(ScheduledExecutorService value) {
             scheduler = Optional.of(Objects.requireNonNull(value, "scheduler"));
+            return this;
+        }
+
+        /**
+         * Makes every thread the manager starts: the default {@link #scheduler}'s two, the gRPC transport's event loop
+         * and call threads, the directory watch. Each new, unstarted thread it returns is named ({@code vgpu-dp-…}) and
+         * made a daemon thread by the manager; all have ended when {@code close} returns, give or take a thread's last
+         * instructions. An embedder's own factory, or a test's record of the threads it gave. By default plain threads
+         * (the transport's event loop: Netty's own).
+         */
+        public Builder threads(ThreadFactory value) {
+            threads = Optional.of(Objects.requireNonNull(value, "threads"));
             return this;
         }
 

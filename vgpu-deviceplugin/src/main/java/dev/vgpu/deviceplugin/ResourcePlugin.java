@@ -6,24 +6,19 @@ import dev.vgpu.core.ResourceName;
 import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import dev.vgpu.kubelet.api.v1beta1.DevicePluginOptions;
 import dev.vgpu.kubelet.api.v1beta1.ListAndWatchResponse;
-import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The device plugin of one resource: its gRPC server on {@code kubevirt-<name>.sock} (a cut name when that path
- * would not fit, see {@link PluginSockets}), its registration, its ListAndWatch streams and the health of its
- * devices. When the device-plugin directory leaves no room for any socket name, the plugin says so once at start
+ * The device plugin of one resource: its lifecycle (start, restart, stop) and the decisions of every check, its
+ * gRPC server on {@code kubevirt-<name>.sock} ({@link PluginServer}; a cut name when that path would not fit, see
+ * {@link PluginSockets}), its registration, its ListAndWatch streams and the health of its devices. When the device-plugin directory leaves no room for any socket name, the plugin says so once at start
  * and never serves.
  *
  * <p>Threads (docs/ARCHITECTURE.md, "Threads and mutable state"): every field but {@code view} is owned by the
@@ -73,17 +68,11 @@ final class ResourcePlugin {
     private final DevicePluginService service;
     private final DeviceListStreams streams;
 
+    private final PluginServer server;
+
     private State state = State.NEW;
-    private Server server;
-    /** The file key (device and inode) of the socket this plugin bound; null while not serving. */
-    private Object boundSocket;
-    /** How many times a server was bound, so a check read before a re-serve is not judged against the new one. */
-    private int served;
     /** An old server is shutting down outside the context; the plugin serves again once that is done. */
     private boolean restarting;
-    /** The last server shutdown (done, or running outside the context). */
-    private CompletableFuture<Void> shutdown = CompletableFuture.completedFuture(null);
-    private String serveFailure = "";
     /** Whether ListAndWatch streams may be opened (a server is up and not shutting down). */
     private boolean acceptingStreams;
     private AdvertisedDevices advertised;
@@ -99,6 +88,7 @@ final class ResourcePlugin {
         this.registrar = new Registrar(name, socket.map(s -> s.getFileName().toString()).orElse(""), env, OPTIONS,
                 this::republish, streams::kubeletMayOpen);
         this.service = new DevicePluginService(this, env);
+        this.server = new PluginServer(name, socket, env.pluginDir(), env.kubeletClient());
         this.advertised = AdvertisedDevices.none().replace(initial.devices(), env.handovers()::groupNodePresent,
                 env.gpuFaulty());
         this.view = new View(advertised, false, false);
@@ -176,8 +166,7 @@ final class ResourcePlugin {
             return () -> { };
         }
         if (state == State.STOPPED) {
-            CompletableFuture<Void> last = shutdown;
-            return last::join;
+            return server.lastShutdown();
         }
         state = State.STOPPED;
         restarting = false;
@@ -212,7 +201,7 @@ final class ResourcePlugin {
 
     /** What a check needs to read outside the context. */
     Probe probe() {
-        return new Probe(this, socket, served, advertised.devices());
+        return new Probe(this, socket, server.served(), advertised.devices());
     }
 
     /**
@@ -225,10 +214,9 @@ final class ResourcePlugin {
             return;
         }
         if (!restarting) {
-            if (server == null) {
+            if (!server.serving()) {
                 serveAndRegister();
-            } else if (read.served() == served
-                    && (read.socketKey() == null || !read.socketKey().equals(boundSocket))) {
+            } else if (server.replaced(read.served(), read.socketKey())) {
                 restart("socket " + socket.get() + " was deleted or replaced by another file");
             } else {
                 registrar.kubeletSeen(kubelet);
@@ -325,93 +313,28 @@ final class ResourcePlugin {
 
     /** Publishes the view for other threads after a change. */
     private void republish() {
-        view = new View(advertised, server != null, registrar.registered());
+        view = new View(advertised, server.serving(), registrar.registered());
     }
 
     private void serveAndRegister() {
-        if (socket.isEmpty()) {
-            return; // said once at start
-        }
-        try {
-            PluginDirectory.create(env.pluginDir());
-            acceptingStreams = true;
-            server = env.kubeletClient().serve(socket.get(), List.of(service));
-            boundSocket = PluginSockets.key(socket.get());
-            served++;
-            serveFailure = "";
-            republish();
-            LOG.debug("Serving {} on {}", name, socket.get());
+        acceptingStreams = server.serve(service);
+        republish();
+        if (acceptingStreams) {
             registrar.request();
-        } catch (IOException e) {
-            acceptingStreams = false;
-            server = null;
-            republish();
-            if (!e.getMessage().equals(serveFailure)) {
-                LOG.warn("Cannot serve {} on {}: {}; retrying at every check", name, socket.get(), e.getMessage());
-            }
-            serveFailure = e.getMessage();
         }
     }
 
     /**
      * Ends the streams and registration and detaches the server, in the context.
      *
-     * @return the blocking rest for outside the context: the server's shutdown, then the deletion of its socket
-     *         unless another server bound that path meanwhile
+     * @return the blocking rest for outside the context ({@link PluginServer#detach})
      */
     private Runnable detach(boolean graceful) {
         registrar.cancel();
         acceptingStreams = false;
         streams.endAll(graceful);
-        Server detached = server;
-        Object key = boundSocket;
-        server = null;
-        boundSocket = null;
+        Runnable rest = server.detach(graceful);
         republish();
-        CompletableFuture<Void> before = shutdown;
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        shutdown = done;
-        return () -> {
-            try {
-                before.join();
-                if (detached != null) {
-                    shutdownServer(detached, graceful);
-                    deleteSocketIf(key);
-                }
-            } finally {
-                done.complete(null);
-            }
-        };
-    }
-
-    /** Ends a server; blocks for a few seconds at most. Outside the context. */
-    private void shutdownServer(Server detached, boolean graceful) {
-        try {
-            if (graceful) {
-                detached.shutdown();
-                if (!detached.awaitTermination(1, TimeUnit.SECONDS)) {
-                    detached.shutdownNow();
-                }
-            } else {
-                detached.shutdownNow();
-            }
-            detached.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            detached.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** Deletes the socket file when it is still the one with {@code key}. Outside the context. */
-    private void deleteSocketIf(Object key) {
-        Object now = PluginSockets.key(socket.get());
-        if (now == null || !now.equals(key)) {
-            return; // gone already, or another server's (a plugin for the same resource started since)
-        }
-        try {
-            Files.deleteIfExists(socket.get());
-        } catch (IOException e) {
-            LOG.warn("Cannot delete socket {} of {}: {}", socket.get(), name, e.getMessage());
-        }
+        return rest;
     }
 }

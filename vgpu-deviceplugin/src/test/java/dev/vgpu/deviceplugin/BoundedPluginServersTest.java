@@ -14,25 +14,22 @@ import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.kubelet.standin.StandInKubelet;
 import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
-import dev.vgpu.kubelet.api.v1beta1.AllocateRequest;
-import dev.vgpu.kubelet.api.v1beta1.AllocateResponse;
-import dev.vgpu.kubelet.api.v1beta1.ContainerAllocateRequest;
 import dev.vgpu.kubelet.api.v1beta1.DevicePluginGrpc;
 import dev.vgpu.kubelet.api.v1beta1.Empty;
 import dev.vgpu.kubelet.api.v1beta1.ListAndWatchResponse;
 import dev.vgpu.sysfs.PassthroughSource;
+import dev.vgpu.kubelet.testsupport.AllocateFlood;
+import dev.vgpu.testsupport.RecordingThreads;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
-import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -93,46 +90,22 @@ class BoundedPluginServersTest {
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void anAllocateFloodIsAnsweredOkOrResourceExhaustedAndANormalAllocateStillWorks() {
         try (Harness h = started(); UnixDomainTransport client = UnixDomainTransport.create("flood", 1, 2)) {
-            Map<Status.Code, AtomicInteger> outcomes = new ConcurrentHashMap<>();
-            AtomicInteger done = new AtomicInteger();
-            AllocateRequest request = AllocateRequest.newBuilder().addContainerRequests(
-                    ContainerAllocateRequest.newBuilder().addDevicesIds(GPU0)).build();
+            AllocateFlood flood = AllocateFlood.forDevices(GPU0);
             List<ManagedChannel> channels = new ArrayList<>();
             int connections = 16;
             int perConnection = 250;
             for (int c = 0; c < connections; c++) {
                 channels.add(client.dial(h.pluginDir.resolve(H200.socketFileName())));
             }
-            for (int i = 0; i < perConnection; i++) {
-                for (ManagedChannel channel : channels) {
-                    DevicePluginGrpc.newStub(channel).allocate(request, new StreamObserver<>() {
-                        @Override
-                        public void onNext(AllocateResponse value) {
-                        }
+            flood.send(channels, connections * perConnection);
+            await().atMost(Harness.WAIT.multipliedBy(4)).until(() -> flood.answered() == connections * perConnection);
 
-                        @Override
-                        public void onError(Throwable t) {
-                            outcomes.computeIfAbsent(Status.fromThrowable(t).getCode(), x -> new AtomicInteger())
-                                    .incrementAndGet();
-                            done.incrementAndGet();
-                        }
-
-                        @Override
-                        public void onCompleted() {
-                            outcomes.computeIfAbsent(Status.Code.OK, x -> new AtomicInteger()).incrementAndGet();
-                            done.incrementAndGet();
-                        }
-                    });
-                }
-            }
-            await().atMost(Harness.WAIT.multipliedBy(4)).until(() -> done.get() == connections * perConnection);
-
-            assertThat(outcomes.keySet()).as("every call answered OK or RESOURCE_EXHAUSTED: %s", outcomes)
+            assertThat(flood.codes()).as("every call answered OK or RESOURCE_EXHAUSTED: %s", flood)
                     .isSubsetOf(Status.Code.OK, Status.Code.RESOURCE_EXHAUSTED);
             // 16 connections with 16 calls each on the wire at once, four times the bound, against two call threads.
-            assertThat(outcomes.get(Status.Code.RESOURCE_EXHAUSTED)).as("refused beyond the bound: %s", outcomes)
-                    .isNotNull();
-            System.out.println("Allocate flood outcomes: " + outcomes);
+            assertThat(flood.of(Status.Code.RESOURCE_EXHAUSTED)).as("refused beyond the bound: %s", flood)
+                    .isPositive();
+            System.out.println("Allocate flood outcomes: " + flood);
             assertThat(h.kubelet.allocate(H200.fullName(), List.of(GPU0)).getContainerResponsesCount()).isEqualTo(1);
             assertThat(h.kubelet.streaming(H200.fullName())).isTrue();
             assertThat(h.manager.transportFailure()).isEmpty();
@@ -187,9 +160,14 @@ class BoundedPluginServersTest {
         tree.mkdirs("dev/vfio");
         tree.passthroughGpu(GPU0, 0x2335).iommuGroup(41).numa(0).create();
         Path pluginDir = tmp.resolve("dp");
+        // The checks run on the test's scheduler, so the only threads of the manager's factory that re-check a
+        // device are the transport's call threads.
+        RecordingThreads threads = new RecordingThreads("manager");
+        ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(2);
         try (StandInKubelet kubelet = StandInKubelet.start(pluginDir);
              PluginManager manager = PluginManager.builder().hostRoot(host).devicePluginDir(pluginDir)
-                     .sources(List.of(new OutOfDirectMemoryInAllocate())).build()) {
+                     .sources(List.of(new OutOfDirectMemoryInAllocate(threads))).threads(threads)
+                     .scheduler(scheduler).build()) {
             dev.vgpu.core.Snapshot first = snapshot(identified(passthrough(GPU0, 41, 0), "pci:10de:2335"));
             manager.apply(first, dev.vgpu.core.Reconciler.plan(dev.vgpu.core.Snapshot.empty(), first));
             kubelet.await(Harness.WAIT, k -> k.streaming(H200.fullName()));
@@ -205,6 +183,8 @@ class BoundedPluginServersTest {
             assertThat(answer.get()).as("the Allocate failed").isNotNull();
             await().atMost(Harness.WAIT).until(() -> manager.transportFailure().isPresent());
             assertThat(manager.transportFailure().orElseThrow()).contains("direct buffer memory");
+        } finally {
+            scheduler.shutdownNow();
         }
     }
 
@@ -216,9 +196,14 @@ class BoundedPluginServersTest {
         return h;
     }
 
-    /** The passthrough source, whose re-check on a gRPC call thread runs out of direct memory. */
+    /** The passthrough source, whose re-check on a thread of {@code callThreads} runs out of direct memory. */
     private static final class OutOfDirectMemoryInAllocate implements DeviceSource {
         private final PassthroughSource real = new PassthroughSource();
+        private final RecordingThreads callThreads;
+
+        OutOfDirectMemoryInAllocate(RecordingThreads callThreads) {
+            this.callThreads = callThreads;
+        }
 
         @Override
         public String name() {
@@ -232,7 +217,7 @@ class BoundedPluginServersTest {
 
         @Override
         public DeviceCheck recheck(Host host, Device device) {
-            if (Thread.currentThread().getName().startsWith("vgpu-dp-grpc-rpc-")) {
+            if (callThreads.made(Thread.currentThread())) {
                 throw new OutOfMemoryError("Cannot reserve 8192 bytes of direct buffer memory");
             }
             return real.recheck(host, device);

@@ -14,6 +14,7 @@ import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.kubelet.standin.StandInKubelet;
 import dev.vgpu.testing.SysfsTree;
+import dev.vgpu.testsupport.CapturedStderr;
 import java.nio.file.FileSystem;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -20,6 +20,7 @@ import dev.vgpu.testing.SysfsTree;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
+import dev.vgpu.testsupport.CapturedStderr;
 import java.nio.file.FileSystem;
 import java.nio.file.Files;
 import java.nio.file.Path;

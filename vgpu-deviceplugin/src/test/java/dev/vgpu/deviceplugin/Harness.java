@@ -7,6 +7,7 @@ import dev.vgpu.sysfs.MdevSource;
 import dev.vgpu.sysfs.PassthroughSource;
 import dev.vgpu.sysfs.VendorVfioSource;
 import dev.vgpu.testing.SysfsTree;
+import dev.vgpu.testsupport.RecordingThreads;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -26,6 +27,8 @@ final class Harness implements AutoCloseable {
     final Path pluginDir;
     StandInKubelet kubelet;
     final PluginManager manager;
+    /** Every thread the manager starts (its own scheduler's, the transport's, the watch's). */
+    final RecordingThreads threads = new RecordingThreads("harness");
     private Snapshot current = Snapshot.empty();
 
     private Harness(Path tmp, boolean startKubelet, Duration poll) {
@@ -43,7 +46,8 @@ final class Harness implements AutoCloseable {
                 .devicePluginDir(pluginDir)
                 .healthPollInterval(poll)
                 .registrationBackoff(Duration.ofMillis(20), Duration.ofMillis(200))
-                .sources(List.of(new PassthroughSource(), new MdevSource(), new VendorVfioSource()));
+                .sources(List.of(new PassthroughSource(), new MdevSource(), new VendorVfioSource()))
+                .threads(threads);
         this.manager = (scheduler == null ? builder : builder.scheduler(scheduler)).build();
     }
 

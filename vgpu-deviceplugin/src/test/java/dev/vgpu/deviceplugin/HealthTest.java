@@ -13,6 +13,7 @@ import dev.vgpu.core.PciAddress;
 import dev.vgpu.kubelet.standin.DeviceState;
 import dev.vgpu.kubelet.standin.StandInKubelet;
 import dev.vgpu.testing.SysfsTree;
+import dev.vgpu.testsupport.CapturedStderr;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.stream.Collectors;

@@ -43,7 +43,7 @@ class KubeletFaultsTest {
                     vf(L40S_1Q, "0000:1b:00.4", "0000:1b:00.0", 100, 0)));
             h.await(k -> k.streaming(H200.fullName()) && k.streaming(L40S_1Q.fullName()));
             Map<String, List<DeviceState>> before = h.kubelet.resources();
-            long threads = managerThreads();
+            long threads = h.threads.alive();
             long descriptors = openDescriptors();
 
             for (int restart = 1; restart <= 30; restart++) {
@@ -54,7 +54,8 @@ class KubeletFaultsTest {
             }
 
             assertThat(h.kubelet.resources()).isEqualTo(before);
-            await().atMost(Harness.WAIT).until(() -> managerThreads() == threads);
+            await().atMost(Harness.WAIT).untilAsserted(() -> assertThat(h.threads.alive())
+                    .as("threads the manager was given, alive now: %s", h.threads.aliveNames()).isEqualTo(threads));
             // A descriptor or two may still be closing in the kernel's time; none may leak per restart.
             await().atMost(Harness.WAIT).until(() -> openDescriptors() <= descriptors + 2);
         }
@@ -100,11 +101,6 @@ class KubeletFaultsTest {
             assertThat(kubelet.registrations()).hasSize(22);
             assertThat(restarts).hasValue(10);
         }
-    }
-
-    private static long managerThreads() {
-        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive)
-                .filter(t -> t.getName().startsWith("vgpu-dp-")).count();
     }
 
     private static long openDescriptors() throws IOException {

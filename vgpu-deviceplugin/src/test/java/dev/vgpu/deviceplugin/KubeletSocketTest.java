@@ -2,6 +2,7 @@ package dev.vgpu.deviceplugin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vgpu.testsupport.CapturedStderr;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

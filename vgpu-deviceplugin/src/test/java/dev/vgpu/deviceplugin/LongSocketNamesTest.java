@@ -9,6 +9,7 @@ import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.kubelet.standin.Registration;
+import dev.vgpu.testsupport.CapturedStderr;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -9,6 +9,7 @@ import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.kubelet.standin.DeviceState;
 import dev.vgpu.kubelet.api.v1beta1.ListAndWatchResponse;
+import dev.vgpu.testsupport.CapturedStderr;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.OptionalInt;

@@ -32,7 +32,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -58,6 +60,8 @@ import org.slf4j.LoggerFactory;
  */
 final class OpsServer implements AutoCloseable {
 
+    /** The event loop's one thread. */
+    static final String THREAD_NAME = "vgpu-ops-io";
     static final int MAX_LINE_BYTES = 4096;
     static final int MAX_HEADER_BYTES = 8192;
 
@@ -139,12 +143,25 @@ final class OpsServer implements AutoCloseable {
     /** The same with other limits (tests use shorter or longer waits). */
     static OpsServer start(InetSocketAddress address, Metrics metrics, Supplier<List<String>> liveness,
                            Supplier<List<String>> readiness, Limits limits) throws IOException {
+        return start(address, metrics, liveness, readiness, limits, new DefaultThreadFactory(THREAD_NAME, true));
+    }
+
+    /**
+     * The same with the event-loop thread from {@code threads} (a test's record of the thread it gave): a new,
+     * unstarted thread, named {@value #THREAD_NAME} and made a daemon thread here.
+     */
+    static OpsServer start(InetSocketAddress address, Metrics metrics, Supplier<List<String>> liveness,
+                           Supplier<List<String>> readiness, Limits limits, ThreadFactory threads) throws IOException {
         if (!Epoll.isAvailable()) {
             throw new IOException("the ops server needs epoll (Linux x86_64 or aarch64): "
                     + Epoll.unavailabilityCause());
         }
-        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("vgpu-ops-io", true),
-                EpollIoHandler.newFactory());
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, task -> {
+            Thread t = Objects.requireNonNull(threads.newThread(task), "the thread factory made no thread");
+            t.setName(THREAD_NAME);
+            t.setDaemon(true);
+            return t;
+        }, EpollIoHandler.newFactory());
         OpsServer server;
         try {
             server = new OpsServer(group, new Routes(metrics, liveness, readiness), limits, address);

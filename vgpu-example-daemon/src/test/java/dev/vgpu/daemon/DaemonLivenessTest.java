@@ -18,10 +18,12 @@ import dev.vgpu.deviceplugin.PluginManager;
 import dev.vgpu.kubelet.standin.StandInKubelet;
 import dev.vgpu.sysfs.PassthroughSource;
 import dev.vgpu.testing.SysfsTree;
+import dev.vgpu.testsupport.RecordingThreads;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -45,11 +47,15 @@ class DaemonLivenessTest {
         tree.mkdirs("dev/vfio");
         tree.passthroughGpu(GPU, 0x2335).iommuGroup(41).numa(0).create();
         Path dir = tmp.resolve("dp");
-        List<DeviceSource> sources = List.of(new OutOfDirectMemoryInAllocate());
+        // The checks run on the test's scheduler, so the only threads of the manager's factory that re-check a
+        // device are the transport's call threads.
+        RecordingThreads threads = new RecordingThreads("manager");
+        ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(2);
+        List<DeviceSource> sources = List.of(new OutOfDirectMemoryInAllocate(threads));
         Scanner scanner = new Scanner(root, PciIds.empty(), VgpuTypeResolver.none(), sources);
         try (StandInKubelet kubelet = StandInKubelet.start(dir);
              PluginManager plugins = PluginManager.builder().hostRoot(root).devicePluginDir(dir).sources(sources)
-                     .build();
+                     .threads(threads).scheduler(scheduler).build();
              RescanLoop loop = new RescanLoop(scanner, plugins, Duration.ofHours(1), Snapshot.empty())) {
             Snapshot first = scanner.scan(Snapshot.empty());
             plugins.apply(first);
@@ -64,12 +70,19 @@ class DaemonLivenessTest {
             assertThat(Daemon.liveness(loop, plugins, Duration.ofMinutes(1), NEVER)).singleElement().asString()
                     .contains("a gRPC call thread died of java.lang.OutOfMemoryError", "direct buffer memory",
                             "restart the daemon");
+        } finally {
+            scheduler.shutdownNow();
         }
     }
 
-    /** The passthrough source, whose re-check on a gRPC call thread runs out of direct memory. */
+    /** The passthrough source, whose re-check on a thread of {@code callThreads} runs out of direct memory. */
     private static final class OutOfDirectMemoryInAllocate implements DeviceSource {
         private final PassthroughSource real = new PassthroughSource();
+        private final RecordingThreads callThreads;
+
+        OutOfDirectMemoryInAllocate(RecordingThreads callThreads) {
+            this.callThreads = callThreads;
+        }
 
         @Override
         public String name() {
@@ -83,7 +96,7 @@ class DaemonLivenessTest {
 
         @Override
         public DeviceCheck recheck(Host host, Device device) {
-            if (Thread.currentThread().getName().startsWith("vgpu-dp-grpc-rpc-")) {
+            if (callThreads.made(Thread.currentThread())) {
                 throw new OutOfMemoryError("Cannot reserve 8192 bytes of direct buffer memory");
             }
             return real.recheck(host, device);

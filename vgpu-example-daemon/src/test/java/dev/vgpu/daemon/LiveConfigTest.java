@@ -4,9 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.nvml.XidPolicy;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
+import dev.vgpu.testsupport.CapturedStderr;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,20 +25,8 @@ class LiveConfigTest {
     @TempDir
     Path tmp;
 
-    private record Outcome(boolean changed, String log) {
-    }
-
-    private static Outcome capture(BooleanSupplier action) {
-        PrintStream original = System.err;
-        ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(buffer, true, StandardCharsets.UTF_8));
-        boolean changed;
-        try {
-            changed = action.getAsBoolean();
-        } finally {
-            System.setErr(original);
-        }
-        return new Outcome(changed, buffer.toString(StandardCharsets.UTF_8));
+    private static CapturedStderr.Outcome<Boolean> capture(BooleanSupplier action) {
+        return CapturedStderr.withAnswer(action::getAsBoolean);
     }
 
     private static String renamedTo(LiveConfig live) {
@@ -58,16 +44,16 @@ class LiveConfigTest {
 
         live.requestReload();
         live.requestReload();
-        Outcome applied = capture(live::reloadIfRequested);
-        assertThat(applied.changed()).isTrue();
+        CapturedStderr.Outcome<Boolean> applied = capture(live::reloadIfRequested);
+        assertThat(applied.answer()).isTrue();
         assertThat(applied.log()).contains("INFO LiveConfig - SIGHUP: --config " + file + " applied from this round:"
                 + " 1 rename rules");
         assertThat(live.rules().renames().get(0).name()).isEqualTo(new ResourceName("gpu"));
         assertThat(live.reloadIfRequested()).as("two requests, one reload").isFalse();
 
         live.requestReload();
-        Outcome same = capture(live::reloadIfRequested);
-        assertThat(same.changed()).isFalse();
+        CapturedStderr.Outcome<Boolean> same = capture(live::reloadIfRequested);
+        assertThat(same.answer()).isFalse();
         assertThat(same.log()).contains("read again, unchanged");
     }
 
@@ -80,8 +66,8 @@ class LiveConfigTest {
         for (String bad : new String[] {"version: v1\nresources: [{match: {}, name: nvidia.com/a}]\n", "version: v2\n"}) {
             Files.writeString(file, bad);
             live.requestReload();
-            Outcome refused = capture(live::reloadIfRequested);
-            assertThat(refused.changed()).isFalse();
+            CapturedStderr.Outcome<Boolean> refused = capture(live::reloadIfRequested);
+            assertThat(refused.answer()).isFalse();
             assertThat(refused.log().lines().filter(l -> l.contains(" WARN "))).singleElement().asString()
                     .contains("SIGHUP: VGPU_CONFIG " + file + " not applied, the configuration in force stays: ");
             assertThat(live.current()).isSameAs(before);
@@ -100,8 +86,8 @@ class LiveConfigTest {
 
         Files.writeString(file, PGPU + "health: {xid: {ignored: [43], recoverAfter: 10m}}\n");
         live.requestReload();
-        Outcome reloaded = capture(live::reloadIfRequested);
-        assertThat(reloaded.changed()).isTrue();
+        CapturedStderr.Outcome<Boolean> reloaded = capture(live::reloadIfRequested);
+        assertThat(reloaded.answer()).isTrue();
         XidPolicy quiet = XidPolicy.defaults().withIgnored(Set.of(43L)).withRecoverAfter(Duration.ofMinutes(10));
         assertThat(told).containsExactly(quiet);
         assertThat(live.xidPolicy()).isEqualTo(quiet);
@@ -111,8 +97,8 @@ class LiveConfigTest {
 
         Files.writeString(file, PGPU + "health: {xid: {enabled: false, ignored: [43], recoverAfter: 10m}}\n");
         live.requestReload();
-        Outcome off = capture(live::reloadIfRequested);
-        assertThat(off.changed()).isTrue();
+        CapturedStderr.Outcome<Boolean> off = capture(live::reloadIfRequested);
+        assertThat(off.answer()).isTrue();
         assertThat(off.log()).contains("WARN LiveConfig - SIGHUP: --config " + file + " sets health.xid.enabled to"
                 + " false, which applies at the next start (NVML events are registered once): XID health stays on");
         assertThat(told).as("the policy in force did not change").containsExactly(quiet);
@@ -120,7 +106,7 @@ class LiveConfigTest {
 
         Files.writeString(file, GPU);
         live.requestReload();
-        assertThat(capture(live::reloadIfRequested).changed()).isTrue();
+        assertThat(capture(live::reloadIfRequested).answer()).isTrue();
         assertThat(told).containsExactly(quiet, XidPolicy.defaults());
     }
 

@@ -9,7 +9,6 @@ import dev.vgpu.core.ResourceName;
 import dev.vgpu.kubelet.standin.StandInKubelet;
 import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import dev.vgpu.kubelet.api.v1beta1.AllocateRequest;
-import dev.vgpu.kubelet.api.v1beta1.AllocateResponse;
 import dev.vgpu.kubelet.api.v1beta1.ContainerAllocateRequest;
 import dev.vgpu.kubelet.api.v1beta1.DevicePluginGrpc;
 import dev.vgpu.kubelet.api.v1beta1.Empty;
@@ -18,8 +17,8 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
-import io.grpc.stub.StreamObserver;
 import dev.vgpu.testing.SysfsTree;
+import dev.vgpu.kubelet.testsupport.AllocateFlood;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,8 +26,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -133,36 +130,14 @@ class ManifestHeapIT {
                     DevicePluginGrpc.newStub(channel).listAndWatch(Empty.getDefaultInstance(), new NeverReads());
                 }
             }
-            Map<Status.Code, AtomicInteger> outcomes = new ConcurrentHashMap<>();
-            AtomicInteger answered = new AtomicInteger();
-            AllocateRequest request = AllocateRequest.newBuilder()
-                    .addContainerRequests(ContainerAllocateRequest.newBuilder().addDevicesIds(vf)).build();
+            AllocateFlood flood = AllocateFlood.forDevices(vf);
             int calls = 32_000;
-            for (int i = 0; i < calls; i++) {
-                DevicePluginGrpc.newStub(channels.get(i % channels.size())).allocate(request, new StreamObserver<>() {
-                    @Override
-                    public void onNext(AllocateResponse value) {
-                    }
-
-                    @Override
-                    public void onError(Throwable t) {
-                        outcomes.computeIfAbsent(Status.fromThrowable(t).getCode(), x -> new AtomicInteger())
-                                .incrementAndGet();
-                        answered.incrementAndGet();
-                    }
-
-                    @Override
-                    public void onCompleted() {
-                        outcomes.computeIfAbsent(Status.Code.OK, x -> new AtomicInteger()).incrementAndGet();
-                        answered.incrementAndGet();
-                    }
-                });
-            }
-            await().atMost(Duration.ofMinutes(5)).until(() -> answered.get() == calls || !daemon.process.isAlive());
+            flood.send(channels, calls);
+            await().atMost(Duration.ofMinutes(5)).until(() -> flood.answered() == calls || !daemon.process.isAlive());
 
             assertThat(daemon.process.isAlive()).as(daemon.output()).isTrue();
-            assertThat(outcomes.keySet()).as("%s", outcomes).isSubsetOf(Status.Code.OK, Status.Code.RESOURCE_EXHAUSTED);
-            assertThat(outcomes.get(Status.Code.RESOURCE_EXHAUSTED)).as("%s", outcomes).isNotNull();
+            assertThat(flood.codes()).as("%s", flood).isSubsetOf(Status.Code.OK, Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(flood.of(Status.Code.RESOURCE_EXHAUSTED)).as("%s", flood).isPositive();
             channels.forEach(ManagedChannel::shutdownNow);
             assertThat(kubelet.allocate(P118, List.of(vf)).getContainerResponsesCount()).isEqualTo(1);
             assertThat(kubelet.streaming(P118)).isTrue();

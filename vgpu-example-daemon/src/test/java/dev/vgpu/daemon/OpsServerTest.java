@@ -1,8 +1,10 @@
 package dev.vgpu.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.vgpu.core.Snapshot;
+import dev.vgpu.testsupport.RecordingThreads;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -35,6 +37,8 @@ class OpsServerTest {
 
     private final AtomicReference<List<String>> liveness = new AtomicReference<>(List.of());
     private OpsServer server;
+    /** Every event-loop thread of this test's servers. */
+    private final RecordingThreads threads = new RecordingThreads("ops");
     private final List<Socket> clients = new ArrayList<>();
 
     @BeforeEach
@@ -48,7 +52,7 @@ class OpsServerTest {
         }
         Metrics metrics = new Metrics(List::of, Snapshot::empty, () -> false, Clock.systemUTC());
         server = OpsServer.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), metrics, liveness::get,
-                List::of, limits);
+                List::of, limits, threads);
     }
 
     @AfterEach
@@ -151,14 +155,11 @@ class OpsServerTest {
     @Test
     void closingEndsTheServersThread() throws IOException {
         assertThat(request("GET /healthz HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 200");
-        assertThat(opsThreads()).isNotEmpty();
+        assertThat(threads.aliveNames()).containsExactly(OpsServer.THREAD_NAME);
         server.close();
-        assertThat(opsThreads()).isEmpty();
-    }
-
-    private static List<String> opsThreads() {
-        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
-                .filter(n -> n.startsWith("vgpu-ops")).toList();
+        // close waited for the event loop to end; its thread may still be on its last instructions.
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(threads.aliveNames()).isEmpty());
+        assertThat(threads.made()).as("one thread serves every connection").isEqualTo(1);
     }
 
     private Socket connect() throws IOException {

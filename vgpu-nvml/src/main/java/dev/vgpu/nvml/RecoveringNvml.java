@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,8 +45,9 @@ import org.slf4j.LoggerFactory;
  * are serialized by one lock, so NVML is initialized at most once; the current {@link Nvml} is published
  * through a volatile field, so {@link #available()}, {@link #description()} and the resolver never wait for
  * an attempt in flight. Recovery actions ({@link #onRecovery}) run on the thread whose retry brought NVML
- * up, outside the lock. The retry thread ({@value #RETRY_THREAD_NAME}) of {@link #retryEvery} lives only
- * while NVML is down: it ends when NVML comes up, and {@link #close()} ends it and waits for it.
+ * up, outside the lock. The retry thread of {@link #retryEvery} ({@value #RETRY_THREAD_NAME}, or the one a
+ * caller's factory made) lives only while NVML is down: it ends when NVML comes up, and {@link #close()} ends it
+ * and waits for it. The XID watcher's thread comes from its {@link XidWatcher.Options#threads()}.
  */
 public final class RecoveringNvml implements AutoCloseable {
 
@@ -54,6 +56,8 @@ public final class RecoveringNvml implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(RecoveringNvml.class);
     private static final Duration LONGEST_WAIT_FOR_RETRY_THREAD = Duration.ofSeconds(30);
+    /** The retry thread by default: one named {@value #RETRY_THREAD_NAME}. */
+    private static final ThreadFactory RETRY_THREAD = task -> new Thread(task, RETRY_THREAD_NAME);
 
     /** The library to load; null when nothing is ever retried (disabled, or a library name that cannot be used). */
     private final String target;
@@ -190,7 +194,20 @@ public final class RecoveringNvml implements AutoCloseable {
      * @throws IllegalStateException when called a second time
      */
     public void retryEvery(Duration period) {
+        retryEvery(period, RETRY_THREAD);
+    }
+
+    /**
+     * Like {@link #retryEvery(Duration)}, with the retry thread from {@code threads}: a new, unstarted thread, which
+     * this class makes a daemon thread and starts (an embedder's naming, a test's record of the thread it gave).
+     *
+     * @param period  the pause between two attempts, at least 1 ms
+     * @param threads makes the retry thread, if one is needed
+     * @throws IllegalStateException when called a second time
+     */
+    public void retryEvery(Duration period, ThreadFactory threads) {
         Objects.requireNonNull(period, "period");
+        Objects.requireNonNull(threads, "threads");
         if (period.toMillis() < 1) {
             throw new IllegalArgumentException("NVML retry period must be at least 1ms, not " + period);
         }
@@ -204,7 +221,8 @@ public final class RecoveringNvml implements AutoCloseable {
                 return;
             }
             CountDownLatch stop = stopRetrying;
-            retryThread = new Thread(() -> retryUntilUp(stop, period), RETRY_THREAD_NAME);
+            retryThread = Objects.requireNonNull(threads.newThread(() -> retryUntilUp(stop, period)),
+                    "the retry thread factory made no thread");
             retryThread.setDaemon(true);
             retryThread.start();
         }

@@ -95,13 +95,6 @@ final class NvmlStub {
         assertThat(stub.stub_calls_uninitialized()).as("NVML calls while not initialized").isZero();
     }
 
-    /** Live watcher threads. */
-    static long watcherThreads() {
-        return Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.isAlive() && XidWatcher.THREAD_NAME.equals(t.getName()))
-                .count();
-    }
-
     private static Path existing(String property) {
         String value = System.getProperty(property);
         assertThat(value).as("system property %s (set by the pom's surefire configuration)", property).isNotBlank();

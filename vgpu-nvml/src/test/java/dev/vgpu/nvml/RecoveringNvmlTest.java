@@ -12,10 +12,9 @@ import static org.awaitility.Awaitility.await;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.spi.VgpuTypeNames;
 import dev.vgpu.core.spi.VgpuTypeResolver;
-import java.io.ByteArrayOutputStream;
+import dev.vgpu.testsupport.CapturedStderr;
+import dev.vgpu.testsupport.RecordingThreads;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -39,7 +38,11 @@ import org.junit.jupiter.api.io.TempDir;
 class RecoveringNvmlTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(30);
-    private static final XidWatcher.Options FAST = XidWatcher.Options.defaults().withWaitTimeout(Duration.ofMillis(50));
+    /** The threads of each test's NVML owner come from these, so the test asks about its own threads only. */
+    private final RecordingThreads retries = new RecordingThreads(RecoveringNvml.RETRY_THREAD_NAME);
+    private final RecordingThreads watchers = new RecordingThreads(XidWatcher.THREAD_NAME);
+    private final XidWatcher.Options fast = XidWatcher.Options.defaults().withWaitTimeout(Duration.ofMillis(50))
+            .withThreads(watchers);
     private static final VgpuTypeNames CARD0 = VgpuTypeNames.of(Map.of(1414L, "NVIDIA H200X-1-18C",
             1428L, "NVIDIA H200X-141C"));
 
@@ -58,7 +61,10 @@ class RecoveringNvmlTest {
 
     @AfterEach
     void nothingLeft() {
-        await().atMost(PATIENCE).until(() -> retryThreads() == 0 && NvmlStub.watcherThreads() == 0);
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(retries.aliveNames()).as("retry threads left alive")
+                .isEmpty());
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(watchers.aliveNames()).as("watchers left alive")
+                .isEmpty());
         assertThat(stub.stub_init_refcount()).as("NVML initializations not shut down").isZero();
         assertThat(stub.stub_live_event_sets()).as("event sets left").isZero();
         NvmlStub.assertNoMisuse(stub);
@@ -70,7 +76,7 @@ class RecoveringNvmlTest {
 
         try (RecoveringNvml nvml = RecoveringNvml.open(Optional.of(NvmlStub.library()))) {
             VgpuTypeResolver resolver = nvml.vgpuTypeResolver();
-            nvml.watchXids(FAST, recorder);
+            nvml.watchXids(fast, recorder);
 
             assertThat(nvml.available()).isFalse();
             assertThat(nvml.description())
@@ -103,12 +109,12 @@ class RecoveringNvmlTest {
 
         try (RecoveringNvml nvml = RecoveringNvml.open(Optional.of(NvmlStub.library()))) {
             nvml.onRecovery(recoveries::incrementAndGet);
-            nvml.retryEvery(Duration.ofMillis(1));
-            assertThat(retryThreads()).isZero();
+            nvml.retryEvery(Duration.ofMillis(1), retries);
+            assertThat(retries.made()).as("retry threads made").isZero();
             for (int i = 0; i < 5; i++) {
                 assertThat(nvml.retry()).isTrue();
             }
-            nvml.watchXids(FAST, recorder);
+            nvml.watchXids(fast, recorder);
             await().atMost(PATIENCE).until(() -> !xids.isEmpty());
             assertThat(calls(stub, "nvmlInit_v2")).isEqualTo(1);
         }
@@ -163,29 +169,30 @@ class RecoveringNvmlTest {
     void retryEveryBringsNvmlUpWithoutAScanThenItsThreadEnds() {
         stub.stub_set_init_result(DRIVER_NOT_LOADED);
         AtomicInteger recoveries = new AtomicInteger();
-        List<String> recoveryThreads = new CopyOnWriteArrayList<>();
+        List<Thread> recoveryThreads = new CopyOnWriteArrayList<>();
 
         try (RecoveringNvml nvml = RecoveringNvml.open(Optional.of(NvmlStub.library()))) {
-            nvml.watchXids(FAST, recorder);
+            nvml.watchXids(fast, recorder);
             nvml.onRecovery(() -> {
-                recoveryThreads.add(Thread.currentThread().getName());
+                recoveryThreads.add(Thread.currentThread());
                 recoveries.incrementAndGet();
             });
-            nvml.retryEvery(Duration.ofMillis(20));
-            assertThat(retryThreads()).isEqualTo(1);
+            nvml.retryEvery(Duration.ofMillis(20), retries);
+            assertThat(retries.alive()).isEqualTo(1);
             await().atMost(PATIENCE).until(() -> calls(stub, "nvmlInit_v2") >= 4);
             assertThat(nvml.available()).isFalse();
 
             stub.stub_set_init_result(0);
 
             await().atMost(PATIENCE).until(nvml::available);
-            await().atMost(PATIENCE).until(() -> retryThreads() == 0);
+            await().atMost(PATIENCE).until(() -> retries.alive() == 0);
             await().atMost(PATIENCE).until(() -> !xids.isEmpty());
             assertThat(xids).containsExactly(new Xid(GPU1, 79));
             assertThat(recoveries).hasValue(1);
-            assertThat(recoveryThreads).containsExactly(RecoveringNvml.RETRY_THREAD_NAME);
+            assertThat(recoveryThreads).as("the retry thread").containsExactly(retries.last());
+            assertThat(retries.made()).isEqualTo(1);
             assertThat(nvml.vgpuTypeResolver().supportedTypes(GPU0)).isEqualTo(CARD0);
-            assertThatThrownBy(() -> nvml.retryEvery(Duration.ofMillis(20))).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> nvml.retryEvery(Duration.ofMillis(20), retries)).isInstanceOf(IllegalStateException.class);
         }
     }
 
@@ -193,8 +200,8 @@ class RecoveringNvmlTest {
     void theRetryThreadWaitsBetweenAttemptsAndCloseEndsItAtOnce() {
         stub.stub_set_init_result(DRIVER_NOT_LOADED);
         RecoveringNvml nvml = RecoveringNvml.open(Optional.of(NvmlStub.library()));
-        nvml.retryEvery(Duration.ofMinutes(1));
-        Thread thread = retryThread();
+        nvml.retryEvery(Duration.ofMinutes(1), retries);
+        Thread thread = retries.last();
 
         await().atMost(PATIENCE).until(() -> thread.getState() == Thread.State.TIMED_WAITING);
         assertThat(calls(stub, "nvmlInit_v2")).as("the attempt at open only: no spinning").isEqualTo(1);
@@ -212,13 +219,13 @@ class RecoveringNvmlTest {
 
         try (RecoveringNvml nvml = RecoveringNvml.disabled("disabled by --no-nvml")) {
             nvml.onRecovery(recoveries::incrementAndGet);
-            nvml.retryEvery(Duration.ofMillis(1));
-            nvml.watchXids(FAST, recorder);
+            nvml.retryEvery(Duration.ofMillis(1), retries);
+            nvml.watchXids(fast, recorder);
             for (int i = 0; i < 3; i++) {
                 assertThat(nvml.retry()).isFalse();
             }
 
-            assertThat(retryThreads()).isZero();
+            assertThat(retries.made()).as("retry threads made").isZero();
             assertThat(nvml.available()).isFalse();
             assertThat(nvml.description()).isEqualTo("NVML not in use: disabled by --no-nvml");
             assertThat(nvml.vgpuTypeResolver().supportedTypes(GPU0))
@@ -233,7 +240,7 @@ class RecoveringNvmlTest {
     void oneLogLinePerStateChangeNotOnePerRetry() {
         stub.stub_set_init_result(DRIVER_NOT_LOADED);
 
-        String log = captureStderr(() -> {
+        String log = CapturedStderr.of(() -> {
             try (RecoveringNvml nvml = RecoveringNvml.open(Optional.of(NvmlStub.library()))) {
                 for (int i = 0; i < 3; i++) {
                     nvml.retry();
@@ -254,7 +261,7 @@ class RecoveringNvmlTest {
 
     @Test
     void nvmlUpAtStartLogsOneLineAndRetriesLogNothing() {
-        String log = captureStderr(() -> {
+        String log = CapturedStderr.of(() -> {
             try (RecoveringNvml nvml = RecoveringNvml.open(Optional.of(NvmlStub.library()))) {
                 for (int i = 0; i < 3; i++) {
                     nvml.retry();
@@ -271,7 +278,7 @@ class RecoveringNvmlTest {
         stub.stub_set_init_result(DRIVER_NOT_LOADED);
         ExecutorService pool = Executors.newFixedThreadPool(8);
         try (RecoveringNvml nvml = RecoveringNvml.open(Optional.of(NvmlStub.library()))) {
-            nvml.watchXids(FAST, recorder);
+            nvml.watchXids(fast, recorder);
             stub.stub_set_init_result(0);
             CountDownLatch go = new CountDownLatch(1);
             List<Future<Boolean>> retries = new ArrayList<>();
@@ -288,7 +295,7 @@ class RecoveringNvmlTest {
 
             assertThat(calls(stub, "nvmlInit_v2")).isEqualTo(2);
             assertThat(stub.stub_init_refcount()).isEqualTo(1);
-            assertThat(NvmlStub.watcherThreads()).isEqualTo(1);
+            assertThat(watchers.made()).as("watchers started").isEqualTo(1);
         } finally {
             pool.shutdownNow();
         }
@@ -341,7 +348,7 @@ class RecoveringNvmlTest {
         stub.stub_clear_events();
         try (RecoveringNvml nvml = RecoveringNvml.open(Optional.of(NvmlStub.library()))) {
             nvml.ignoreXids(java.util.Set.of(79L)); // not watched yet: nothing to change
-            nvml.watchXids(FAST, recorder);
+            nvml.watchXids(fast, recorder);
             nvml.ignoreXids(java.util.Set.of(79L)); // before NVML is up: the watcher starts with it
             stub.stub_set_init_result(0);
             assertThat(nvml.retry()).isTrue();
@@ -362,10 +369,10 @@ class RecoveringNvmlTest {
     void closeEndsEverythingAndLaterCallsDoNothing() {
         stub.stub_set_init_result(DRIVER_NOT_LOADED);
         RecoveringNvml nvml = RecoveringNvml.open(Optional.of(NvmlStub.library()));
-        nvml.watchXids(FAST, recorder);
+        nvml.watchXids(fast, recorder);
         stub.stub_set_init_result(0);
         assertThat(nvml.retry()).isTrue();
-        Thread watcher = watcherThread();
+        Thread watcher = watchers.last();
 
         nvml.close();
         nvml.close();
@@ -375,8 +382,8 @@ class RecoveringNvmlTest {
         assertThat(nvml.retry()).isFalse();
         assertThat(nvml.vgpuTypeResolver().supportedTypes(GPU0)).isInstanceOfSatisfying(VgpuTypeNames.Unavailable.class,
                 unavailable -> assertThat(unavailable.reason()).contains("closed"));
-        nvml.retryEvery(Duration.ofMillis(1));
-        assertThat(retryThreads()).isZero();
+        nvml.retryEvery(Duration.ofMillis(1), retries);
+        assertThat(retries.made()).as("retry threads made").isZero();
         assertThat(calls(stub, "nvmlShutdown")).isEqualTo(1);
     }
 
@@ -384,10 +391,10 @@ class RecoveringNvmlTest {
     void aLibraryNameThatCannotBeUsedIsNotRetried() {
         System.setProperty(Nvml.LIBRARY_PROPERTY, "/lib\0/libnvidia-ml.so.1");
         try (RecoveringNvml nvml = RecoveringNvml.open(Optional.empty())) {
-            nvml.retryEvery(Duration.ofMillis(1));
+            nvml.retryEvery(Duration.ofMillis(1), retries);
 
             assertThat(nvml.retry()).isFalse();
-            assertThat(retryThreads()).isZero();
+            assertThat(retries.made()).as("retry threads made").isZero();
             assertThat(nvml.description()).startsWith("NVML not in use: NVML_ERROR_LIBRARY_NOT_FOUND from Nvml.open: ");
         } finally {
             System.clearProperty(Nvml.LIBRARY_PROPERTY);
@@ -398,39 +405,8 @@ class RecoveringNvmlTest {
     @Test
     void retryPeriodMustBePositive() {
         try (RecoveringNvml nvml = RecoveringNvml.disabled("test")) {
-            assertThatThrownBy(() -> nvml.retryEvery(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> nvml.retryEvery(Duration.ZERO, retries)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("at least 1ms");
         }
-    }
-
-    static long retryThreads() {
-        return Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.isAlive() && RecoveringNvml.RETRY_THREAD_NAME.equals(t.getName()))
-                .count();
-    }
-
-    private static Thread retryThread() {
-        return Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> RecoveringNvml.RETRY_THREAD_NAME.equals(t.getName()))
-                .findFirst().orElseThrow();
-    }
-
-    private static Thread watcherThread() {
-        return Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> XidWatcher.THREAD_NAME.equals(t.getName()))
-                .findFirst().orElseThrow();
-    }
-
-    /** Runs the action with System.err captured; slf4j-simple (test scope) writes there. */
-    private static String captureStderr(Runnable action) {
-        PrintStream original = System.err;
-        ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(buffer, true, StandardCharsets.UTF_8));
-        try {
-            action.run();
-        } finally {
-            System.setErr(original);
-        }
-        return buffer.toString(StandardCharsets.UTF_8);
     }
 }

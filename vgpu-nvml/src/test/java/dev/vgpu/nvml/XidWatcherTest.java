@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.vgpu.core.PciAddress;
+import dev.vgpu.testsupport.RecordingThreads;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

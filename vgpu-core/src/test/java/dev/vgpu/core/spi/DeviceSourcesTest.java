@@ -2,12 +2,10 @@ package dev.vgpu.core.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
+import dev.vgpu.testsupport.CapturedStderr;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.net.URL;
 import java.net.URLClassLoader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -155,7 +153,7 @@ public class DeviceSourcesTest {
                 "dev.vgpu.no.such.Source", name(NameThrows.class), name(BadName.class), name(Beta.class));
 
         List<DeviceSource> sources = new ArrayList<>();
-        String log = captureStderr(() -> sources.addAll(DeviceSources.load(loader, Optional.empty())));
+        String log = CapturedStderr.of(() -> sources.addAll(DeviceSources.load(loader, Optional.empty())));
 
         assertThat(names(sources)).containsExactly("beta", "alpha");
         assertThat(log).contains(Throwing.class.getName()).contains("cannot open the lab database")
@@ -170,7 +168,7 @@ public class DeviceSourcesTest {
                 name(GammaEarly.class));
 
         List<DeviceSource> sources = new ArrayList<>();
-        String log = captureStderr(() -> sources.addAll(DeviceSources.load(loader, Optional.empty())));
+        String log = CapturedStderr.of(() -> sources.addAll(DeviceSources.load(loader, Optional.empty())));
 
         assertThat(sources).extracting(s -> s.getClass().getSimpleName()).containsExactly("GammaEarly", "AlphaTwin");
         assertThat(log).contains("two device sources are named \"alpha\"")
@@ -182,7 +180,7 @@ public class DeviceSourcesTest {
         ClassLoader loader = loaderWithServices(dir, name(Alpha.class), name(Beta.class), name(Gamma.class));
 
         List<DeviceSource> sources = new ArrayList<>();
-        String log = captureStderr(() -> sources.addAll(
+        String log = CapturedStderr.of(() -> sources.addAll(
                 DeviceSources.load(loader, Optional.of(Set.of("gamma", "beta", "nvml-magic")))));
 
         assertThat(names(sources)).containsExactly("beta", "gamma");
@@ -228,18 +226,5 @@ public class DeviceSourcesTest {
 
         org.assertj.core.api.Assertions.assertThatThrownBy(selected::clear)
                 .isInstanceOf(UnsupportedOperationException.class);
-    }
-
-    /** Runs the action with System.err captured; slf4j-simple (test scope) writes warnings there. */
-    static String captureStderr(Runnable action) {
-        PrintStream original = System.err;
-        ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(buffer, true, StandardCharsets.UTF_8));
-        try {
-            action.run();
-        } finally {
-            System.setErr(original);
-        }
-        return buffer.toString(StandardCharsets.UTF_8);
     }
 }

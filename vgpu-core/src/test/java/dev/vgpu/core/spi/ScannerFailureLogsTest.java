@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vgpu.core.PciIds;
 import dev.vgpu.core.Snapshot;
+import dev.vgpu.testsupport.CapturedStderr;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
@@ -46,7 +47,7 @@ class ScannerFailureLogsTest {
         FlakySource source = new FlakySource();
         Scanner scanner = new Scanner(root, PciIds.empty(), VgpuTypeResolver.none(), List.of(source));
 
-        String log = DeviceSourcesTest.captureStderr(() -> {
+        String log = CapturedStderr.of(() -> {
             source.failure.set(new NoSuchFileException("/tmp/sys/bus/pci/devices"));
             for (int i = 0; i < 5; i++) {
                 assertThat(scanner.run(Snapshot.empty()).failures())
@@ -69,7 +70,7 @@ class ScannerFailureLogsTest {
         FlakySource source = new FlakySource();
         Scanner scanner = new Scanner(root, PciIds.empty(), VgpuTypeResolver.none(), List.of(source));
 
-        String log = DeviceSourcesTest.captureStderr(() -> {
+        String log = CapturedStderr.of(() -> {
             source.failure.set(new NoSuchFileException("/sys/bus/pci/devices"));
             scanner.run(Snapshot.empty());
             source.failure.set(new AccessDeniedException("/sys/bus/pci/devices"));

@@ -34,10 +34,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each instance owns one epoll event-loop group and one executor for call callbacks, both shared by every
  * server and channel made from it; their threads start lazily, are named {@code <prefix>-io-N} and
- * {@code <prefix>-rpc-N}, and all end in {@link #close()}. Shut servers and channels down before closing. Every
- * server applies the transport's {@link ServerLimits}: a call starts on the event loop, where {@link CallAdmission}
- * moves it to the call threads or refuses it with {@code RESOURCE_EXHAUSTED}, so no call queues without bound
- * (docs/RELIABILITY.md, "The gRPC servers").
+ * {@code <prefix>-rpc-N} (made by a {@link ThreadFactory} the caller may give), and all end in {@link #close()}.
+ * Shut servers and channels down before closing. Every server applies the transport's {@link ServerLimits}: a call
+ * starts on the event loop, where {@link CallAdmission} moves it to the call threads or refuses it with
+ * {@code RESOURCE_EXHAUSTED}, so no call queues without bound (docs/RELIABILITY.md, "The gRPC servers").
  * <pre>{@code
  * try (UnixDomainTransport transport = UnixDomainTransport.create("my-plugin", 1, 2)) {
  *     Server server = transport.serve(dir.resolve("my.sock"), List.of(service));
@@ -93,6 +93,24 @@ public final class UnixDomainTransport implements AutoCloseable {
      */
     public static UnixDomainTransport create(String threadNamePrefix, int eventLoopThreads, int executorThreads,
                                              ServerLimits limits) {
+        return create(threadNamePrefix, eventLoopThreads, executorThreads, limits, Optional.empty());
+    }
+
+    /**
+     * A transport whose threads {@code threads} makes: each new, unstarted thread it returns is named
+     * {@code <prefix>-io-N} or {@code <prefix>-rpc-N} and made a daemon thread here, then started. An embedder's
+     * naming or a test's record of the threads it gave (to see them all end in {@link #close()}).
+     *
+     * @see #create(String, int, int)
+     */
+    public static UnixDomainTransport create(String threadNamePrefix, int eventLoopThreads, int executorThreads,
+                                             ServerLimits limits, ThreadFactory threads) {
+        return create(threadNamePrefix, eventLoopThreads, executorThreads, limits,
+                Optional.of(java.util.Objects.requireNonNull(threads, "threads")));
+    }
+
+    private static UnixDomainTransport create(String threadNamePrefix, int eventLoopThreads, int executorThreads,
+                                              ServerLimits limits, Optional<ThreadFactory> threads) {
         java.util.Objects.requireNonNull(limits, "limits");
         if (eventLoopThreads < 1 || executorThreads < 1) {
             throw new IllegalArgumentException("thread counts must be at least 1, got " + eventLoopThreads + " and "
@@ -102,9 +120,23 @@ public final class UnixDomainTransport implements AutoCloseable {
             throw new IllegalStateException("unix-socket gRPC needs epoll (Linux x86_64 or aarch64): "
                     + Epoll.unavailabilityCause());
         }
-        EventLoopGroup group = new MultiThreadIoEventLoopGroup(eventLoopThreads,
-                new DefaultThreadFactory(threadNamePrefix + "-io", true), EpollIoHandler.newFactory());
-        return new UnixDomainTransport(group, new CallThreads(threadNamePrefix, executorThreads), limits);
+        // By default Netty's own factory for the event loop (its threads make Netty's thread-locals fast).
+        ThreadFactory io = threads.map(base -> named(base, threadNamePrefix + "-io"))
+                .orElseGet(() -> new DefaultThreadFactory(threadNamePrefix + "-io", true));
+        ThreadFactory calls = named(threads.orElse(Thread::new), threadNamePrefix + "-rpc");
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(eventLoopThreads, io, EpollIoHandler.newFactory());
+        return new UnixDomainTransport(group, new CallThreads(calls, executorThreads), limits);
+    }
+
+    /** Threads of {@code base}, named {@code <prefix>-N} and made daemon threads. Any thread. */
+    private static ThreadFactory named(ThreadFactory base, String prefix) {
+        AtomicInteger counter = new AtomicInteger();
+        return task -> {
+            Thread t = java.util.Objects.requireNonNull(base.newThread(task), "the thread factory made no thread");
+            t.setName(prefix + "-" + counter.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
     }
 
     /**
@@ -263,19 +295,13 @@ public final class UnixDomainTransport implements AutoCloseable {
 
         private final AtomicReference<String> failure = new AtomicReference<>();
 
-        CallThreads(String threadNamePrefix, int threads) {
-            super(threads, threads, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), new ThreadFactory() {
-                private final AtomicInteger counter = new AtomicInteger();
-
-                @Override
-                public Thread newThread(Runnable r) {
-                    Thread t = new Thread(r, threadNamePrefix + "-rpc-" + counter.incrementAndGet());
-                    t.setDaemon(true);
-                    // afterExecute has logged what ends a call thread; nothing else should print it again.
-                    t.setUncaughtExceptionHandler((thread, e) -> LOG.debug("{} ended: {}", thread.getName(),
-                            e.toString()));
-                    return t;
-                }
+        CallThreads(ThreadFactory named, int threads) {
+            super(threads, threads, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), task -> {
+                Thread t = named.newThread(task);
+                // afterExecute has logged what ends a call thread; nothing else should print it again.
+                t.setUncaughtExceptionHandler((thread, e) -> LOG.debug("{} ended: {}", thread.getName(),
+                        e.toString()));
+                return t;
             });
         }
 

@@ -18,11 +18,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import dev.vgpu.kubelet.testsupport.AllocateFlood;
+import dev.vgpu.testsupport.RecordingThreads;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -64,40 +64,6 @@ class BoundedServerTest {
         }
     }
 
-    /** Outcomes by status code of asynchronous Allocate calls. */
-    private static final class Outcomes {
-        final Map<Status.Code, AtomicInteger> byCode = new ConcurrentHashMap<>();
-        final AtomicInteger done = new AtomicInteger();
-
-        void send(DevicePluginGrpc.DevicePluginStub stub) {
-            stub.allocate(AllocateRequest.getDefaultInstance(), new StreamObserver<>() {
-                @Override
-                public void onNext(AllocateResponse value) {
-                }
-
-                @Override
-                public void onError(Throwable t) {
-                    count(Status.fromThrowable(t).getCode());
-                }
-
-                @Override
-                public void onCompleted() {
-                    count(Status.Code.OK);
-                }
-            });
-        }
-
-        private void count(Status.Code code) {
-            byCode.computeIfAbsent(code, c -> new AtomicInteger()).incrementAndGet();
-            done.incrementAndGet();
-        }
-
-        int of(Status.Code code) {
-            AtomicInteger n = byCode.get(code);
-            return n == null ? 0 : n.get();
-        }
-    }
-
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void callsBeyondThePendingBoundAreAnsweredResourceExhaustedAndTheAdmittedOnesStillFinish() throws IOException {
@@ -108,30 +74,25 @@ class BoundedServerTest {
              UnixDomainTransport client = UnixDomainTransport.create("client", 1, 2)) {
             Server served = server.serve(socket, List.of(service));
             ManagedChannel channel = client.dial(socket);
-            DevicePluginGrpc.DevicePluginStub stub = DevicePluginGrpc.newStub(channel);
-            Outcomes admitted = new Outcomes();
-            for (int i = 0; i < 4; i++) {
-                admitted.send(stub);
-            }
+            AllocateFlood admitted = AllocateFlood.ofEmptyRequests();
+            admitted.send(List.of(channel), 4);
             // Both call threads are held, two admitted calls wait in the queue.
             await().atMost(WAIT).until(() -> service.entered.get() == 2 && server.pendingCalls() == 4);
 
-            Outcomes flood = new Outcomes();
+            AllocateFlood flood = AllocateFlood.ofEmptyRequests();
             int excess = 400;
-            for (int i = 0; i < excess; i++) {
-                flood.send(stub);
-            }
-            await().atMost(WAIT).until(() -> flood.done.get() == excess);
+            flood.send(List.of(channel), excess);
+            await().atMost(WAIT).until(() -> flood.answered() == excess);
             assertThat(flood.of(Status.Code.RESOURCE_EXHAUSTED)).isEqualTo(excess);
             assertThat(server.pendingCalls()).isEqualTo(4);
 
             service.release.countDown();
-            await().atMost(WAIT).until(() -> admitted.done.get() == 4);
+            await().atMost(WAIT).until(() -> admitted.answered() == 4);
             assertThat(admitted.of(Status.Code.OK)).isEqualTo(4);
             await().atMost(WAIT).until(() -> server.pendingCalls() == 0);
-            Outcomes after = new Outcomes();
-            after.send(stub);
-            await().atMost(WAIT).until(() -> after.done.get() == 1);
+            AllocateFlood after = AllocateFlood.ofEmptyRequests();
+            after.send(channel);
+            await().atMost(WAIT).until(() -> after.answered() == 1);
             assertThat(after.of(Status.Code.OK)).isEqualTo(1);
             assertThat(server.failure()).isEmpty();
             channel.shutdownNow();
@@ -149,8 +110,8 @@ class BoundedServerTest {
              UnixDomainTransport client = UnixDomainTransport.create("client", 1, 2)) {
             Server served = server.serve(socket, List.of(service));
             ManagedChannel channel = client.dial(socket);
-            Outcomes held = new Outcomes();
-            held.send(DevicePluginGrpc.newStub(channel));
+            AllocateFlood held = AllocateFlood.ofEmptyRequests();
+            held.send(channel);
             await().atMost(WAIT).until(() -> service.entered.get() == 1);
 
             List<CompletableFuture<Integer>> idle = new ArrayList<>();
@@ -176,9 +137,9 @@ class BoundedServerTest {
             await().atMost(WAIT).until(() -> idle.stream().allMatch(CompletableFuture::isDone));
             assertThat(idle).allSatisfy(f -> assertThat(f.join()).as("end of stream").isEqualTo(-1));
 
-            assertThat(held.done.get()).as("the connection with a call is not closed").isZero();
+            assertThat(held.answered()).as("the connection with a call is not closed").isZero();
             service.release.countDown();
-            await().atMost(WAIT).until(() -> held.done.get() == 1);
+            await().atMost(WAIT).until(() -> held.answered() == 1);
             assertThat(held.of(Status.Code.OK)).isEqualTo(1);
             for (SocketChannel s : sockets) {
                 s.close();
@@ -196,29 +157,35 @@ class BoundedServerTest {
         service.error = new OutOfMemoryError("Cannot reserve 8192 bytes of direct buffer memory");
         service.release.countDown();
         Path socket = tmp.resolve("fatal.sock");
-        try (UnixDomainTransport server = UnixDomainTransport.create("fatal", 1, 2);
+        RecordingThreads threads = new RecordingThreads("fatal");
+        try (UnixDomainTransport server = UnixDomainTransport.create("fatal", 1, 2, ServerLimits.DEFAULT, threads);
              UnixDomainTransport client = UnixDomainTransport.create("client", 1, 2)) {
             Server served = server.serve(socket, List.of(service));
             ManagedChannel channel = client.dial(socket);
             assertThat(server.failure()).isEmpty();
-            Outcomes first = new Outcomes();
-            first.send(DevicePluginGrpc.newStub(channel));
-            await().atMost(WAIT).until(() -> first.done.get() == 1);
+            AllocateFlood first = AllocateFlood.ofEmptyRequests();
+            first.send(channel);
+            await().atMost(WAIT).until(() -> first.answered() == 1);
 
             assertThat(first.of(Status.Code.OK)).isZero();
             await().atMost(WAIT).until(() -> server.failure().isPresent());
             assertThat(server.failure().orElseThrow()).contains("OutOfMemoryError", "direct buffer memory");
 
             service.error = null;
-            Outcomes after = new Outcomes();
-            after.send(DevicePluginGrpc.newStub(channel));
-            await().atMost(WAIT).until(() -> after.done.get() == 1);
+            AllocateFlood after = AllocateFlood.ofEmptyRequests();
+            after.send(channel);
+            await().atMost(WAIT).until(() -> after.answered() == 1);
             assertThat(after.of(Status.Code.OK)).as("the pool replaced the thread").isEqualTo(1);
             assertThat(server.failure()).as("a failure stays").isPresent();
-            assertThat(Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith("fatal-rpc-"))
-                    .filter(Thread::isAlive).count()).isLessThanOrEqualTo(2);
+            // The thread the error ended is on its way out once the next call was answered on its replacement.
+            await().atMost(WAIT).untilAsserted(() -> assertThat(threads.alive())
+                    .as("the event loop and at most two call threads: %s", threads.aliveNames()).isLessThanOrEqualTo(3));
+            assertThat(threads.made()).as("one event loop, two call threads and one replacement").isEqualTo(4);
             channel.shutdownNow();
             served.shutdownNow();
         }
+        // Close has waited for both pools; a thread may still be on its last instructions.
+        await().atMost(WAIT).untilAsserted(() -> assertThat(threads.aliveNames())
+                .as("every thread the transport was given ended at close").isEmpty());
     }
 }
