@@ -72,7 +72,7 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         this.transport = UnixDomainTransport.create("vgpu-dra", 1, 2);
         Server dra = null;
         try {
-            ClaimCalls calls = new ClaimCalls(claimsThread, preparer);
+            ClaimCalls calls = new ClaimCalls(claimsThread, preparer, b.observer);
             dra = transport.serve(paths.draSocket(), List.<BindableService>of(new DraServiceV1(calls),
                     new DraServiceV1beta1(calls)));
             // Registration last: once the kubelet can find the plugin, its DRA socket already answers.
@@ -171,6 +171,7 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         private Path cdiDir = Path.of("/var/run/cdi");
         private Path stateDir;
         private Snapshot snapshot = Snapshot.empty();
+        private DraObserver observer = DraObserver.NONE;
 
         private Builder(Handovers handovers, ClaimReader reader) {
             this.handovers = Objects.requireNonNull(handovers, "handovers");
@@ -210,6 +211,12 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         /** The snapshot Prepare uses until the first {@link DraPlugin#apply} (empty unless set). */
         public Builder snapshot(Snapshot value) {
             snapshot = Objects.requireNonNull(value, "snapshot");
+            return this;
+        }
+
+        /** Hears every answered claim and the count of prepared claims (metrics); {@link DraObserver#NONE} unless set. */
+        public Builder observer(DraObserver value) {
+            observer = Objects.requireNonNull(value, "observer");
             return this;
         }
 

@@ -22,30 +22,35 @@ import java.util.concurrent.TimeUnit;
  * The kubelet's side of a DRA plugin over real unix sockets, with grpc-java's own unix channel (not the plugin's
  * transport): the plugin watcher's GetInfo and NotifyRegistrationStatus, then Prepare and Unprepare on the endpoint
  * GetInfo names, with the kubelet's 45 s call deadline. Blocking; one test thread.
+ *
+ * <p>Public, in vgpu-dra's test jar, for the daemon's end-to-end test ({@code DraEndToEndIT}).
  */
-final class TestKubelet implements AutoCloseable {
+// Its methods speak the generated kubelet API, which the module does not export; the daemon's test reads them on the
+// class path.
+@SuppressWarnings("exports")
+public final class TestKubelet implements AutoCloseable {
 
     private final List<ManagedChannel> channels = new ArrayList<>();
 
     /** The plugin watcher's first question. */
-    PluginInfo getInfo(Path registrationSocket) {
+    public PluginInfo getInfo(Path registrationSocket) {
         return registration(registrationSocket).getInfo(InfoRequest.getDefaultInstance());
     }
 
     /** The plugin watcher's verdict. */
-    void notify(Path registrationSocket, boolean registered, String error) {
+    public void notify(Path registrationSocket, boolean registered, String error) {
         registration(registrationSocket).notifyRegistrationStatus(RegistrationStatus.newBuilder()
                 .setPluginRegistered(registered).setError(error).build());
     }
 
     /** NodePrepareResources on v1. */
-    NodePrepareResourcesResponse prepare(Path endpoint, Claim... claims) {
+    public NodePrepareResourcesResponse prepare(Path endpoint, Claim... claims) {
         return v1(endpoint).nodePrepareResources(NodePrepareResourcesRequest.newBuilder()
                 .addAllClaims(List.of(claims)).build());
     }
 
     /** NodeUnprepareResources on v1. */
-    NodeUnprepareResourcesResponse unprepare(Path endpoint, Claim... claims) {
+    public NodeUnprepareResourcesResponse unprepare(Path endpoint, Claim... claims) {
         return v1(endpoint).nodeUnprepareResources(NodeUnprepareResourcesRequest.newBuilder()
                 .addAllClaims(List.of(claims)).build());
     }
@@ -69,7 +74,7 @@ final class TestKubelet implements AutoCloseable {
     }
 
     /** A claim reference as the kubelet sends it. */
-    static Claim claim(String namespace, String name, String uid) {
+    public static Claim claim(String namespace, String name, String uid) {
         return Claim.newBuilder().setNamespace(namespace).setName(name).setUid(uid).build();
     }
 
