@@ -11,7 +11,7 @@ ARG RUNTIME_IMAGE=ubuntu:22.04
 FROM ${JDK_IMAGE} AS runtime
 # Exactly what `jdeps --print-module-deps --ignore-missing-deps --multi-release 17` prints for the shaded jar;
 # JlinkModulesIT (mvn verify) fails when the jar's needs drift from this line, and so does this stage.
-ARG JLINK_MODULES=java.base,java.desktop,java.logging,java.naming,jdk.jfr,jdk.unsupported
+ARG JLINK_MODULES=java.base,java.desktop,java.naming,java.net.http,java.sql,jdk.jfr,jdk.unsupported
 COPY vgpu-example-daemon/target/vgpu-daemon.jar /build/vgpu-daemon.jar
 # --generate-cds-archive gives the runtime its own default class-data archive, the base the daemon's archive
 # (below) extends; without it the training run fails.

@@ -1,7 +1,6 @@
 package dev.vgpu.deviceplugin;
 
 import dev.vgpu.core.Device;
-import dev.vgpu.core.PciAddress;
 import dev.vgpu.kubelet.api.v1beta1.ListAndWatchResponse;
 import dev.vgpu.kubelet.api.v1beta1.NUMANode;
 import dev.vgpu.kubelet.api.v1beta1.TopologyInfo;
@@ -92,12 +91,6 @@ record AdvertisedDevices(List<Device> devices, Map<String, DeviceHealth> health)
             out.put(device.id(), health.get(device.id()).withGpuFault(faulty.test(device)));
         }
         return new AdvertisedDevices(devices, out);
-    }
-
-    /** True when the device is the GPU itself or lives on it (a VF of it, an mdev on it). */
-    static boolean belongsTo(Device device, PciAddress gpu) {
-        return device.parent().map(gpu::equals).orElse(false)
-                || device.pciAddress().map(gpu::equals).orElse(false);
     }
 
     /** Ids whose healthy/unhealthy state differs between this and {@code other}, for logging. */

@@ -1,6 +1,7 @@
 package dev.vgpu.deviceplugin;
 
 import dev.vgpu.core.internal.GoDurations;
+import dev.vgpu.attach.GpuFaults;
 import dev.vgpu.attach.Handovers;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
@@ -72,7 +73,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
     /** Lists a faulty GPU's VFs outside the context, in the order the marks were made. */
     private final SerialContext faultLane;
     private final UnixDomainTransport kubeletClient;
-    private final HostFiles files;
+    private final Path hostRoot;
     private final PluginEnvironment env;
     private final PluginChecks checks;
 
@@ -87,11 +88,14 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         this.scheduler = b.scheduler.orElseGet(() -> defaultScheduler(threads));
         this.context = new SerialContext("device-plugin state", scheduler);
         this.faultLane = new SerialContext("GPU fault listing", scheduler);
-        this.faults = new GpuFaults(context, faultLane, b.gpuProbe, b.gpuRecovery, plugins::values);
+        GpuProbe probe = b.gpuProbe;
+        this.faults = new GpuFaults(context, faultLane, probe::check, b.gpuRecovery,
+                () -> plugins.values().stream().flatMap(p -> p.advertised().devices().stream()).toList(),
+                this::applyGpuFaults);
         // One event loop and one call executor for every plugin server and the kubelet client.
         this.kubeletClient = b.threads.map(t -> UnixDomainTransport.create("vgpu-dp-grpc", 1, 2, ServerLimits.DEFAULT, t))
                 .orElseGet(() -> UnixDomainTransport.create("vgpu-dp-grpc", 1, 2));
-        this.files = new HostFiles(b.hostRoot);
+        this.hostRoot = b.hostRoot;
         this.env = new PluginEnvironment(Handovers.forHost(Host.of(b.hostRoot), b.sources), b.devicePluginDir, plugins::snapshot, context,
                 scheduler, new KubeletSocket(b.devicePluginDir.resolve(PluginEnvironment.KUBELET_SOCKET), b.observer),
                 kubeletClient, b.backoffInitial, b.backoffMax, faults::faulty,
@@ -215,7 +219,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         Objects.requireNonNull(gpu, "gpu");
         Objects.requireNonNull(gpuInstance, "gpuInstance");
         faultLane.execute(() -> {
-            List<PciAddress> vfs = files.virtualFunctions(gpu);
+            List<PciAddress> vfs = GpuFaults.virtualFunctions(hostRoot, gpu);
             context.execute(() -> faults.markUnhealthy(gpu, vfs, gpuInstance, reason));
         });
     }
@@ -328,6 +332,11 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         }
         kubeletClient.close();
         LOG.info("Device plugins stopped");
+    }
+
+    /** In the context: every plugin's fault flags again, after the GPU faults changed. */
+    private void applyGpuFaults() {
+        plugins.values().forEach(p -> p.gpuFaults(faults::faulty));
     }
 
     /** Package-private for tests: the GPUs with a fault now (call in the context). */

@@ -1,5 +1,6 @@
 package dev.vgpu.deviceplugin;
 
+import dev.vgpu.attach.GpuFaults;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -21,7 +22,7 @@ import java.util.function.Supplier;
  * <p>The manager has one such context that owns the adapter's state, and two lanes of the same kind for blocking
  * reads (health and socket checks; GPU-fault VF listings), so those run in order too but never hold the owner.
  */
-final class SerialContext implements Executor {
+final class SerialContext implements GpuFaults.Context {
 
     private final String name;
     private final ScheduledExecutorService scheduler;
@@ -42,7 +43,8 @@ final class SerialContext implements Executor {
     }
 
     /** Queues {@code task} after {@code delay}; cancelling the answer before then keeps it from running. */
-    Future<?> schedule(Runnable task, long delayNanos) {
+    @Override
+    public Future<?> schedule(Runnable task, long delayNanos) {
         if (delayNanos <= 0) {
             CompletableFuture<Void> handle = new CompletableFuture<>();
             execute(() -> {

@@ -22,24 +22,42 @@ final class ClaimCalls {
 
     private final ExecutorService claimsThread;
     private final ClaimPreparer preparer;
+    private final DraObserver heard;
 
-    ClaimCalls(ExecutorService claimsThread, ClaimPreparer preparer) {
+    /** Tells {@code heard} how many claims the checkpoint restored (before any call can run). */
+    ClaimCalls(ExecutorService claimsThread, ClaimPreparer preparer, DraObserver heard) {
         this.claimsThread = claimsThread;
         this.preparer = preparer;
+        this.heard = heard;
+        heard.preparedClaims(preparer.preparedCount());
     }
 
     /** Prepares on the claims thread and answers {@code observer} with {@code reply} of the outcomes. */
     <R> void prepare(List<ClaimRef> claims, Function<Map<String, ClaimOutcome>, R> reply, StreamObserver<R> observer) {
-        run(() -> reply.apply(preparer.prepare(claims)), observer);
+        run(() -> {
+            Map<String, ClaimOutcome> outcomes = preparer.prepare(claims);
+            R answer = reply.apply(outcomes);
+            outcomes.values().forEach(o -> heard.claimPrepared(o instanceof ClaimOutcome.Prepared));
+            return answer;
+        }, () -> distinct(claims).forEach(uid -> heard.claimPrepared(false)), observer);
     }
 
     /** Unprepares on the claims thread and answers {@code observer} with {@code reply} of the errors. */
     <R> void unprepare(List<ClaimRef> claims, Function<Map<String, Optional<String>>, R> reply,
                        StreamObserver<R> observer) {
-        run(() -> reply.apply(preparer.unprepare(claims)), observer);
+        run(() -> {
+            Map<String, Optional<String>> errors = preparer.unprepare(claims);
+            R answer = reply.apply(errors);
+            errors.values().forEach(e -> heard.claimUnprepared(e.isEmpty()));
+            return answer;
+        }, () -> distinct(claims).forEach(uid -> heard.claimUnprepared(false)), observer);
     }
 
-    private <R> void run(java.util.function.Supplier<R> call, StreamObserver<R> observer) {
+    private static List<String> distinct(List<ClaimRef> claims) {
+        return claims.stream().map(ClaimRef::uid).distinct().toList();
+    }
+
+    private <R> void run(java.util.function.Supplier<R> call, Runnable failed, StreamObserver<R> observer) {
         try {
             claimsThread.execute(() -> {
                 R answer;
@@ -47,8 +65,11 @@ final class ClaimCalls {
                     answer = call.get();
                 } catch (RuntimeException e) {
                     LOG.error("A DRA call failed", e);
+                    failed.run();
                     observer.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
                     return;
+                } finally {
+                    heard.preparedClaims(preparer.preparedCount());
                 }
                 observer.onNext(answer);
                 observer.onCompleted();

@@ -69,6 +69,11 @@ final class ClaimPreparer {
         }
     }
 
+    /** How many claims are prepared now. */
+    int preparedCount() {
+        return prepared.size();
+    }
+
     /** One outcome per distinct UID of the request, in request order. */
     Map<String, ClaimOutcome> prepare(List<ClaimRef> claims) {
         Map<String, ClaimOutcome> out = new LinkedHashMap<>();

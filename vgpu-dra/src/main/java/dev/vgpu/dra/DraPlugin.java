@@ -82,7 +82,7 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         List<String> versions = new ArrayList<>(RegistrationService.SUPPORTED_VERSIONS);
         Server dra = null;
         try {
-            ClaimCalls calls = new ClaimCalls(claimsThread, preparer);
+            ClaimCalls calls = new ClaimCalls(claimsThread, preparer, b.observer);
             List<BindableService> services = new ArrayList<>(List.of(new DraServiceV1(calls),
                     new DraServiceV1beta1(calls)));
             if (health != null) {
@@ -211,6 +211,7 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         private Snapshot snapshot = Snapshot.empty();
         private boolean healthStream;
         private Duration healthRefresh = HealthStreams.REFRESH;
+        private DraObserver observer = DraObserver.NONE;
 
         private Builder(Handovers handovers, ClaimReader reader) {
             this.handovers = Objects.requireNonNull(handovers, "handovers");
@@ -250,6 +251,12 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         /** The snapshot Prepare uses until the first {@link DraPlugin#apply} (empty unless set). */
         public Builder snapshot(Snapshot value) {
             snapshot = Objects.requireNonNull(value, "snapshot");
+            return this;
+        }
+
+        /** Hears every answered claim and the count of prepared claims (metrics); {@link DraObserver#NONE} unless set. */
+        public Builder observer(DraObserver value) {
+            observer = Objects.requireNonNull(value, "observer");
             return this;
         }
 

@@ -63,6 +63,7 @@ public final class SlicePublisher implements AutoCloseable {
     private final String node;
     private final ScheduledExecutorService thread;
     private final Clock clock;
+    private final DraObserver observer;
 
     // Owned by `thread`.
     private Snapshot snapshot;
@@ -84,6 +85,7 @@ public final class SlicePublisher implements AutoCloseable {
         this.driver = b.driver;
         this.node = b.node;
         this.clock = b.clock;
+        this.observer = b.observer;
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "vgpu-dra-slices");
             t.setDaemon(true);
@@ -254,6 +256,9 @@ public final class SlicePublisher implements AutoCloseable {
             client.resources(ResourceSlice.class).withName(s.getMetadata().getName()).delete();
         }
         int devices = wanted.stream().mapToInt(List::size).sum();
+        if (written > 0) {
+            observer.slicesPublished(written);
+        }
         if (written > 0 || !obsolete.isEmpty()) {
             LOG.info("Published {} ResourceSlice(s) of node {} at generation {} with {} device(s), {} unhealthy, after"
                     + " {}: {} created, {} updated, {} deleted", wanted.size(), node, next, devices,
@@ -334,6 +339,7 @@ public final class SlicePublisher implements AutoCloseable {
         private final String node;
         private Duration checkEvery = Duration.ofSeconds(30);
         private Clock clock = Clock.systemUTC();
+        private DraObserver observer = DraObserver.NONE;
 
         private Builder(KubernetesClient client, DriverName driver, String node) {
             this.client = Objects.requireNonNull(client, "client");
@@ -356,6 +362,12 @@ public final class SlicePublisher implements AutoCloseable {
         /** The clock taints' {@code timeAdded} come from. */
         public Builder clock(Clock value) {
             clock = Objects.requireNonNull(value, "clock");
+            return this;
+        }
+
+        /** Hears how many slices each round wrote (metrics); {@link DraObserver#NONE} unless set. */
+        public Builder observer(DraObserver value) {
+            observer = Objects.requireNonNull(value, "observer");
             return this;
         }
 

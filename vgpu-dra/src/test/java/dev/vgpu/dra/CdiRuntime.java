@@ -19,8 +19,10 @@ import java.util.regex.Pattern;
  * test can: loads every {@code *.json} spec of the directory (failing on what CDI refuses: a version below 0.5.0
  * for these names, unknown fields, bad names, a device defined twice), resolves the ids to their edits, and "bind
  * mounts" each mount by copying the host file under a container root.
+ *
+ * <p>Public, in vgpu-dra's test jar, for the daemon's end-to-end test ({@code DraEndToEndIT}).
  */
-final class CdiRuntime {
+public final class CdiRuntime {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Set<String> SPEC_FIELDS = Set.of("cdiVersion", "kind", "devices", "containerEdits",
@@ -34,19 +36,19 @@ final class CdiRuntime {
     }
 
     /** A device node as injected: container path, host path, permissions. */
-    record Node(String path, String hostPath, String permissions) {
+    public record Node(String path, String hostPath, String permissions) {
     }
 
     /** A mount as injected. */
-    record Mount(String hostPath, String containerPath, List<String> options) {
+    public record Mount(String hostPath, String containerPath, List<String> options) {
     }
 
     /** Everything the ids add to a container. */
-    record Edits(List<Node> nodes, List<Mount> mounts) {
+    public record Edits(List<Node> nodes, List<Mount> mounts) {
     }
 
     /** Resolves CDI ids ({@code vendor/class=name}) against the specs in {@code cdiDir}. */
-    static Edits inject(Path cdiDir, List<String> ids) throws IOException {
+    public static Edits inject(Path cdiDir, List<String> ids) throws IOException {
         Map<String, JsonNode> devices = new LinkedHashMap<>();
         Map<String, JsonNode> specOf = new LinkedHashMap<>();
         try (DirectoryStream<Path> files = Files.newDirectoryStream(cdiDir, "*.json")) {
@@ -77,7 +79,7 @@ final class CdiRuntime {
     }
 
     /** Copies each mount's host file to its container path under {@code containerRoot}. */
-    static void mount(Edits edits, Path containerRoot) throws IOException {
+    public static void mount(Edits edits, Path containerRoot) throws IOException {
         for (Mount mount : edits.mounts()) {
             Path target = containerRoot.resolve(mount.containerPath().substring(1));
             Files.createDirectories(target.getParent());

@@ -43,6 +43,8 @@ final class DraHarness implements AutoCloseable {
     final Map<String, AllocatedClaim> apiServer = new ConcurrentHashMap<>();
     final AtomicInteger reads = new AtomicInteger();
     final TestKubelet kubelet = new TestKubelet();
+    /** What every plugin instance of this harness told its observer, across restarts. */
+    final Heard heard = new Heard();
     Snapshot snapshot;
     DraPlugin plugin;
 
@@ -89,7 +91,7 @@ final class DraHarness implements AutoCloseable {
         try {
             plugin = settings.apply(DraPlugin.builder(Handovers.forHost(host.host(), sources), reader).pool(POOL)
                     .kubeletRoot(dir.resolve("kubelet")).cdiDir(cdiDir()).stateDir(dir.resolve("state"))
-                    .snapshot(snapshot)).start();
+                    .snapshot(snapshot).observer(heard)).start();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -136,6 +138,30 @@ final class DraHarness implements AutoCloseable {
         CdiRuntime.Edits edits = CdiRuntime.inject(cdiDir(), cdiIds);
         CdiRuntime.mount(edits, containerRoot);
         return edits;
+    }
+
+    /** Counts what a plugin reports; written on its claims thread, read by the test after a call returned. */
+    static final class Heard implements DraObserver {
+        final AtomicInteger prepared = new AtomicInteger();
+        final AtomicInteger prepareFailed = new AtomicInteger();
+        final AtomicInteger unprepared = new AtomicInteger();
+        final AtomicInteger unprepareFailed = new AtomicInteger();
+        final AtomicInteger preparedClaims = new AtomicInteger(-1);
+
+        @Override
+        public void claimPrepared(boolean ok) {
+            (ok ? prepared : prepareFailed).incrementAndGet();
+        }
+
+        @Override
+        public void claimUnprepared(boolean ok) {
+            (ok ? unprepared : unprepareFailed).incrementAndGet();
+        }
+
+        @Override
+        public void preparedClaims(int count) {
+            preparedClaims.set(count);
+        }
     }
 
     @Override

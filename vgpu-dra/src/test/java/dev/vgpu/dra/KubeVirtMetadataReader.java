@@ -15,8 +15,10 @@ import java.util.Optional;
  * A port of the rules by which KubeVirt v1.9.0's virt-launcher finds a DRA device in the KEP-5304 metadata mounted
  * into its container (docs/DRA.md §5), to read what Prepare wrote as KubeVirt would. Anything KubeVirt rejects
  * throws {@link Rejected}.
+ *
+ * <p>Public, in vgpu-dra's test jar, for the daemon's end-to-end test ({@code DraEndToEndIT}).
  */
-final class KubeVirtMetadataReader {
+public final class KubeVirtMetadataReader {
 
     static final String V1ALPHA1 = "metadata.resource.k8s.io/v1alpha1";
 
@@ -28,30 +30,30 @@ final class KubeVirtMetadataReader {
     /**
      * One entry of a VMI's {@code spec.resourceClaims}: a name and exactly one of a claim name or a template name.
      */
-    record VmiClaim(String name, Optional<String> resourceClaimName, Optional<String> templateName) {
-        static VmiClaim named(String name, String resourceClaimName) {
+    public record VmiClaim(String name, Optional<String> resourceClaimName, Optional<String> templateName) {
+        public static VmiClaim named(String name, String resourceClaimName) {
             return new VmiClaim(name, Optional.of(resourceClaimName), Optional.empty());
         }
 
-        static VmiClaim fromTemplate(String name, String templateName) {
+        public static VmiClaim fromTemplate(String name, String templateName) {
             return new VmiClaim(name, Optional.empty(), Optional.of(templateName));
         }
     }
 
     /** What the launcher builds its {@code <hostdev>} from. */
-    sealed interface Found permits Pci, Mdev {
+    public sealed interface Found permits Pci, Mdev {
     }
 
     /** {@code <hostdev type=pci managed=no>} with this address. */
-    record Pci(String busId) implements Found {
+    public record Pci(String busId) implements Found {
     }
 
     /** {@code <hostdev type=mdev model=vfio-pci>} with this UUID. */
-    record Mdev(String uuid) implements Found {
+    public record Mdev(String uuid) implements Found {
     }
 
     /** What KubeVirt would fail the VMI with. */
-    static final class Rejected extends Exception {
+    public static final class Rejected extends Exception {
         Rejected(String message) {
             super(message);
         }
@@ -62,7 +64,7 @@ final class KubeVirtMetadataReader {
      *
      * @param containerRoot where the container's file system is, so that container paths resolve under it
      */
-    static Found read(Path containerRoot, List<VmiClaim> vmiClaims, String claimName, String requestName)
+    public static Found read(Path containerRoot, List<VmiClaim> vmiClaims, String claimName, String requestName)
             throws Rejected {
         VmiClaim entry = vmiClaims.stream().filter(c -> c.name().equals(claimName)).findFirst()
                 .orElseThrow(() -> new Rejected("no resourceClaims entry named " + claimName));

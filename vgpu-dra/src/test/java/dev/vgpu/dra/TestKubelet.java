@@ -27,30 +27,35 @@ import java.util.concurrent.TimeUnit;
  * The kubelet's side of a DRA plugin over real unix sockets, with grpc-java's own unix channel (not the plugin's
  * transport): the plugin watcher's GetInfo and NotifyRegistrationStatus, then Prepare and Unprepare on the endpoint
  * GetInfo names, with the kubelet's 45 s call deadline. Blocking; one test thread.
+ *
+ * <p>Public, in vgpu-dra's test jar, for the daemon's end-to-end test ({@code DraEndToEndIT}).
  */
-final class TestKubelet implements AutoCloseable {
+// Its methods speak the generated kubelet API, which the module does not export; the daemon's test reads them on the
+// class path.
+@SuppressWarnings("exports")
+public final class TestKubelet implements AutoCloseable {
 
     private final List<ManagedChannel> channels = new ArrayList<>();
 
     /** The plugin watcher's first question. */
-    PluginInfo getInfo(Path registrationSocket) {
+    public PluginInfo getInfo(Path registrationSocket) {
         return registration(registrationSocket).getInfo(InfoRequest.getDefaultInstance());
     }
 
     /** The plugin watcher's verdict. */
-    void notify(Path registrationSocket, boolean registered, String error) {
+    public void notify(Path registrationSocket, boolean registered, String error) {
         registration(registrationSocket).notifyRegistrationStatus(RegistrationStatus.newBuilder()
                 .setPluginRegistered(registered).setError(error).build());
     }
 
     /** NodePrepareResources on v1. */
-    NodePrepareResourcesResponse prepare(Path endpoint, Claim... claims) {
+    public NodePrepareResourcesResponse prepare(Path endpoint, Claim... claims) {
         return v1(endpoint).nodePrepareResources(NodePrepareResourcesRequest.newBuilder()
                 .addAllClaims(List.of(claims)).build());
     }
 
     /** NodeUnprepareResources on v1. */
-    NodeUnprepareResourcesResponse unprepare(Path endpoint, Claim... claims) {
+    public NodeUnprepareResourcesResponse unprepare(Path endpoint, Claim... claims) {
         return v1(endpoint).nodeUnprepareResources(NodeUnprepareResourcesRequest.newBuilder()
                 .addAllClaims(List.of(claims)).build());
     }
@@ -74,7 +79,7 @@ final class TestKubelet implements AutoCloseable {
     }
 
     /** Opens the kubelet's v1 {@code DRAResourceHealth} stream on the plugin's endpoint. */
-    HealthWatch<dev.vgpu.dra.grpc.health.v1.NodeWatchResourcesResponse> watchHealth(Path endpoint) {
+    public HealthWatch<dev.vgpu.dra.grpc.health.v1.NodeWatchResourcesResponse> watchHealth(Path endpoint) {
         HealthWatch<dev.vgpu.dra.grpc.health.v1.NodeWatchResourcesResponse> watch = new HealthWatch<>();
         dev.vgpu.dra.grpc.health.v1.DRAResourceHealthGrpc.newStub(dial(endpoint)).nodeWatchResources(
                 dev.vgpu.dra.grpc.health.v1.NodeWatchResourcesRequest.getDefaultInstance(), watch);
@@ -93,7 +98,7 @@ final class TestKubelet implements AutoCloseable {
      * One health stream as the kubelet holds it: messages queue up as gRPC's threads receive them and the test
      * thread takes them in order; {@link #cancel()} ends it from the kubelet's side.
      */
-    static final class HealthWatch<T> implements ClientResponseObserver<Object, T> {
+    public static final class HealthWatch<T> implements ClientResponseObserver<Object, T> {
         private final BlockingQueue<T> messages = new LinkedBlockingQueue<>();
         private final CountDownLatch ended = new CountDownLatch(1);
         private volatile ClientCallStreamObserver<Object> call;
@@ -121,7 +126,7 @@ final class TestKubelet implements AutoCloseable {
         }
 
         /** The next message; fails when none comes within the kubelet's call deadline (45 s). */
-        T next() throws InterruptedException {
+        public T next() throws InterruptedException {
             T message = messages.poll(45, TimeUnit.SECONDS);
             if (message == null) {
                 throw new AssertionError("no health message within 45 s" + (error == null ? "" : ": " + error));
@@ -140,7 +145,7 @@ final class TestKubelet implements AutoCloseable {
     }
 
     /** A claim reference as the kubelet sends it. */
-    static Claim claim(String namespace, String name, String uid) {
+    public static Claim claim(String namespace, String name, String uid) {
         return Claim.newBuilder().setNamespace(namespace).setName(name).setUid(uid).build();
     }
 

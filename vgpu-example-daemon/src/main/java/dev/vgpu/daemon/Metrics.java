@@ -138,6 +138,11 @@ final class Metrics implements PluginObserver, ScanObserver {
         return out;
     }
 
+    /** The registry, for the metrics of one mode only ({@link DraMetrics}). */
+    PrometheusRegistry registry() {
+        return registry;
+    }
+
     /** Writes every metric in the Prometheus text format. */
     void write(OutputStream out) throws IOException {
         PrometheusTextFormatWriter.create().write(out, registry.scrape());

@@ -46,6 +46,9 @@ final class ServeCommand implements Callable<Integer> {
     @Mixin
     ConfigOption configOption;
 
+    @Mixin
+    DraOptions dra;
+
     @Option(names = "--device-plugin-dir", paramLabel = "DIR", defaultValue = "/var/lib/kubelet/device-plugins",
             description = "Where kubelet.sock lives and plugin sockets are created (default: ${DEFAULT-VALUE}).")
     Path devicePluginDir;
@@ -84,6 +87,10 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (dra.mode(spec, parent.env) == DraOptions.Mode.DRA) {
+            return DraServe.call(this);
+        }
+        dra.refuseInDevicePluginMode(spec);
         RescanInterval interval = rescanInterval(spec, rescanInterval, parent.env.get(RESCAN_ENV));
         host.requireNamedFiles(spec);
         if (sample != null && spec.commandLine().getParseResult().hasMatchedOption("--host-root")) {
@@ -148,7 +155,7 @@ final class ServeCommand implements Callable<Integer> {
      *
      * @throws Refusal naming both directories, or why the state directory cannot be used
      */
-    private Path prepareStateDirectory(ScanOptions.StateDir given) {
+    Path prepareStateDirectory(ScanOptions.StateDir given) {
         Path dir = given.path();
         Path state = comparable(dir);
         Path plugins = comparable(devicePluginDir);

@@ -1,13 +1,18 @@
-package dev.vgpu.deviceplugin;
+package dev.vgpu.attach;
 
-import dev.vgpu.core.internal.GoDurations;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
+import dev.vgpu.core.internal.GoDurations;
+import dev.vgpu.core.spi.AttributeFiles;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
@@ -16,30 +21,53 @@ import java.util.TreeSet;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.function.Supplier;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The GPU faults reported by NVML (XIDs), their effect on the plugins, and their recovery after a quiet period.
+ * The GPU faults an adapter was told of (NVML XIDs), which devices they cover, and their recovery after a quiet
+ * period: the one XID health policy of the device plugin and the DRA plugin (docs/ARCHITECTURE.md, "Where an XID
+ * makes a device unhealthy").
  *
- * <p>A fault belongs to one physical GPU. It covers the GPU itself, the devices whose parent is the GPU or one of
- * its VFs, and, when every XID of it named a GPU instance, only the devices on those instances (a device whose source
+ * <p>A fault belongs to one physical GPU. It covers the GPU itself, the devices whose parent is the GPU or one of its
+ * VFs, and, when every XID of it named a GPU instance, only the devices on those instances (a device whose source
  * knows no instance is covered whatever the instance: the safe side). A counted XID (re)starts the quiet period; when
- * it has passed, the {@link GpuProbe} is asked, outside the context, whether the GPU still answers: if it does, the
- * fault is cleared; if not, the fault stays and the probe is asked again after {@link #retryDelay}. Clearing a fault
- * clears only the XID flag of a device's health: a device whose group node is gone or whose identity changed stays
- * unhealthy for that.
+ * it has passed, the {@link Probe} is asked, on the lane, whether the GPU still answers: if it does, the fault is
+ * cleared; if not, it stays and the probe is asked again after {@link #retryDelay}. A quiet period of zero means
+ * faults never recover by themselves.
+ * <pre>{@code
+ * GpuFaults faults = new GpuFaults(context, lane, nvml::checkGpu, Duration.ofMinutes(5), this::advertised,
+ *         this::republish);
+ * faults.markUnhealthy(gpu, GpuFaults.virtualFunctions(hostRoot, gpu), OptionalInt.empty(), "critical XID 79");
+ * }</pre>
  *
- * <p>Threads: owned by the manager's context (docs/ARCHITECTURE.md, "Threads and mutable state"); every method runs
- * there. The manager lists a GPU's VFs in sysfs outside the context, on its fault lane, in the order the marks were
- * made, and posts the marks here with the result. Timers are the context's ({@link SerialContext#schedule}), so a
- * test's scheduler is their clock; probes run on the fault lane and post their answer back.
+ * <p>Threads: owned by one serial context of the adapter; every method but the static ones runs there, and so do
+ * the timers ({@link Context#schedule}) and the probe's answers. {@code advertised} and {@code changed} are called in
+ * the context; the probe runs on {@code lane}, outside it, and posts its answer back.
  */
-final class GpuFaults {
+public final class GpuFaults {
 
     private static final Logger LOG = LoggerFactory.getLogger(GpuFaults.class);
     /** The longest wait before a GPU that did not answer is asked again. */
-    static final Duration LONGEST_RETRY = Duration.ofMinutes(1);
+    public static final Duration LONGEST_RETRY = Duration.ofMinutes(1);
+    private static final Pattern VIRTFN = Pattern.compile("virtfn[0-9]{1,5}");
+
+    /** The serial context that owns the faults: runs posted tasks one at a time, in order, now or later. */
+    public interface Context extends Executor {
+        /** Runs {@code task} in the context after {@code delayNanos}; cancelling the answer keeps it from running. */
+        Future<?> schedule(Runnable task, long delayNanos);
+    }
+
+    /** Whether a physical GPU still answers its driver (NVML); may block briefly. */
+    @FunctionalInterface
+    public interface Probe {
+        /** Trusts every GPU: recovery needs only the quiet period. */
+        Probe TRUSTING = gpu -> Optional.empty();
+
+        /** Empty when the GPU answers; otherwise why not, in words. */
+        Optional<String> check(PciAddress gpu);
+    }
 
     /** One GPU's fault. Mutable, owned by the context. */
     private static final class Fault {
@@ -56,47 +84,88 @@ final class GpuFaults {
         boolean silent;
 
         boolean covers(Device device) {
-            boolean onGpu = functions.stream().anyMatch(f -> AdvertisedDevices.belongsTo(device, f));
+            boolean onGpu = functions.stream().anyMatch(f -> belongsTo(device, f));
             return onGpu && (whole || device.gpuInstance().isEmpty()
                     || instances.contains(device.gpuInstance().getAsInt()));
         }
     }
 
-    private final SerialContext context;
+    private final Context context;
     private final Executor lane;
-    private final GpuProbe probe;
-    private final Supplier<Collection<ResourcePlugin>> plugins;
+    private final Probe probe;
+    private final Supplier<? extends Collection<Device>> advertised;
+    private final Runnable changed;
     private final Map<PciAddress, Fault> faults = new HashMap<>();
     private Duration quiet;
 
     /**
-     * @param context the manager's context, which owns this and runs its timers
-     * @param lane    where the probe is asked, outside the context
-     * @param probe   whether a GPU still answers
-     * @param quiet   how long after its last counted XID a GPU recovers; zero: never
-     * @param plugins the plugins serving now (read in the context)
+     * @param context    the adapter's context, which owns this and runs its timers
+     * @param lane       where the probe is asked, outside the context
+     * @param probe      whether a GPU still answers
+     * @param quiet      how long after its last counted XID a GPU recovers; zero: never
+     * @param advertised the devices served now, to name those a change covers in the log
+     * @param changed    told after every change of the faults, to apply {@link #faulty} again
      */
-    GpuFaults(SerialContext context, Executor lane, GpuProbe probe, Duration quiet,
-              Supplier<Collection<ResourcePlugin>> plugins) {
-        this.context = context;
-        this.lane = lane;
-        this.probe = probe;
+    public GpuFaults(Context context, Executor lane, Probe probe, Duration quiet,
+                     Supplier<? extends Collection<Device>> advertised, Runnable changed) {
+        this.context = Objects.requireNonNull(context, "context");
+        this.lane = Objects.requireNonNull(lane, "lane");
+        this.probe = Objects.requireNonNull(probe, "probe");
         this.quiet = requireQuiet(quiet);
-        this.plugins = plugins;
+        this.advertised = Objects.requireNonNull(advertised, "advertised");
+        this.changed = Objects.requireNonNull(changed, "changed");
     }
 
-    static Duration requireQuiet(Duration quiet) {
+    /**
+     * Checks a recovery period.
+     *
+     * @throws IllegalArgumentException when it is null or negative
+     */
+    public static Duration requireQuiet(Duration quiet) {
         if (quiet == null || quiet.isNegative()) {
             throw new IllegalArgumentException("GPU fault recovery period must be zero or positive, got " + quiet);
         }
         return quiet;
     }
 
-    /** Whether a fault reported now covers the device. */
-    boolean faulty(Device device) {
-        if (faults.isEmpty()) {
-            return false;
+    /** Whether the device is the function {@code gpu} or a device on it (its parent is {@code gpu}). */
+    public static boolean belongsTo(Device device, PciAddress gpu) {
+        return device.parent().map(gpu::equals).orElse(false)
+                || device.pciAddress().map(gpu::equals).orElse(false);
+    }
+
+    /**
+     * The VFs a PF links with {@code virtfnN} under {@code <hostRoot>/sys/bus/pci/devices/<pf>}, sorted; empty for a
+     * function without VFs or when unreadable. Reads sysfs: call it outside the context.
+     */
+    public static List<PciAddress> virtualFunctions(Path hostRoot, PciAddress pf) {
+        Path dir = hostRoot.resolve("sys/bus/pci/devices").resolve(pf.toString());
+        List<PciAddress> out = new ArrayList<>();
+        try {
+            for (String name : AttributeFiles.list(dir)) {
+                if (VIRTFN.matcher(name).matches()) {
+                    vf(dir, name).ifPresent(out::add);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return List.of();
         }
+        out.sort(null);
+        return out;
+    }
+
+    /** The VF one {@code virtfnN} link names (only its last path component); empty when unreadable or no BDF. */
+    private static Optional<PciAddress> vf(Path dir, String link) {
+        try {
+            String name = AttributeFiles.linkName(dir, link);
+            return PciAddress.isValid(name) ? Optional.of(PciAddress.parse(name)) : Optional.empty();
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Whether a fault reported now covers the device. */
+    public boolean faulty(Device device) {
         for (Fault fault : faults.values()) {
             if (fault.covers(device)) {
                 return true;
@@ -109,7 +178,7 @@ final class GpuFaults {
      * Marks the devices of the GPU (on its VFs {@code vfs} too; on {@code instance} only, when given) unhealthy, and
      * starts the GPU's quiet period again.
      */
-    void markUnhealthy(PciAddress gpu, List<PciAddress> vfs, OptionalInt instance, String reason) {
+    public void markUnhealthy(PciAddress gpu, List<PciAddress> vfs, OptionalInt instance, String reason) {
         Fault fault = faults.computeIfAbsent(gpu, g -> new Fault());
         fault.functions.add(gpu);
         fault.functions.addAll(vfs);
@@ -121,7 +190,7 @@ final class GpuFaults {
         fault.reason = reason == null || reason.isBlank() ? "a fault" : reason;
         fault.generation++;
         fault.silent = false;
-        SortedSet<String> covered = applyToPlugins(fault);
+        SortedSet<String> covered = apply(fault);
         String scope = instance.isPresent() ? " in GPU instance " + instance.getAsInt() : "";
         LOG.warn("GPU {} reported {}{}: {} unhealthy; {}", gpu, fault.reason, scope,
                 covered.isEmpty() ? "no advertised device on it is" : "devices " + String.join(", ", covered) + " are",
@@ -131,18 +200,18 @@ final class GpuFaults {
     }
 
     /** Clears the GPU's fault now (whatever its quiet period). */
-    void markHealthy(PciAddress gpu) {
+    public void markHealthy(PciAddress gpu) {
         Fault fault = faults.remove(gpu);
         if (fault == null) {
             return;
         }
         cancel(fault);
-        SortedSet<String> freed = applyToPlugins(fault);
+        SortedSet<String> freed = apply(fault);
         LOG.info("GPU {} fault cleared: devices {} no longer carry it", gpu, freed);
     }
 
     /** A new quiet period for every fault, counted from now (a configuration reload); zero: none recovers. */
-    void recoverAfter(Duration next) {
+    public void recoverAfter(Duration next) {
         requireQuiet(next);
         if (next.equals(quiet)) {
             return;
@@ -155,19 +224,19 @@ final class GpuFaults {
         }
     }
 
-    /** Cancels every recovery timer (the manager closes): no task of this manager stays on its scheduler. */
-    void close() {
+    /** Cancels every recovery timer (the adapter closes): no task of these faults stays scheduled. */
+    public void close() {
         faults.values().forEach(GpuFaults::cancel);
         faults.clear();
     }
 
-    /** The GPUs with a fault now, sorted (for tests and status). */
-    SortedSet<PciAddress> faultyGpus() {
+    /** The GPUs with a fault now, sorted. */
+    public SortedSet<PciAddress> faultyGpus() {
         return new TreeSet<>(faults.keySet());
     }
 
     /** How long to wait before asking a GPU that did not answer again: the quiet period, at most a minute. */
-    Duration retryDelay() {
+    public Duration retryDelay() {
         return quiet.compareTo(LONGEST_RETRY) < 0 ? quiet : LONGEST_RETRY;
     }
 
@@ -225,23 +294,21 @@ final class GpuFaults {
             return;
         }
         faults.remove(gpu);
-        SortedSet<String> freed = applyToPlugins(fault);
+        SortedSet<String> freed = apply(fault);
         LOG.info("GPU {} had no counted XID for {} since {} and NVML answers for it: devices {} are healthy again as"
                 + " far as XIDs go", gpu, GoDurations.format(quiet), fault.reason, freed.isEmpty() ? "(none advertised)"
                 : String.join(", ", freed));
     }
 
-    /** Publishes every plugin's fault flags again; answers the devices {@code fault} covers, as "id (resource)". */
-    private SortedSet<String> applyToPlugins(Fault fault) {
+    /** Tells the adapter the faults changed; answers the devices {@code fault} covers, as "id (resource)". */
+    private SortedSet<String> apply(Fault fault) {
         SortedSet<String> covered = new TreeSet<>();
-        for (ResourcePlugin plugin : plugins.get()) {
-            for (Device device : plugin.advertised().devices()) {
-                if (fault.covers(device)) {
-                    covered.add(device.id() + " (" + plugin.name().fullName() + ")");
-                }
+        for (Device device : advertised.get()) {
+            if (fault.covers(device)) {
+                covered.add(device.id() + " (" + device.resource().fullName() + ")");
             }
-            plugin.gpuFaults(this::faulty);
         }
+        changed.run();
         return covered;
     }
 }

@@ -1,0 +1,30 @@
+package dev.vgpu.dra;
+
+/**
+ * Hears what the DRA plugin and the slice publisher do, for metrics ({@link DraPlugin.Builder#observer},
+ * {@link SlicePublisher.Builder#observer}); every method does nothing unless overridden.
+ *
+ * <p>Threads: the claim methods are called on the plugin's claims thread ({@code vgpu-dra-claims}), the slice method
+ * on the publisher's thread ({@code vgpu-dra-slices}); an implementation must be thread-safe and must not block.
+ */
+public interface DraObserver {
+
+    /** Hears nothing. */
+    DraObserver NONE = new DraObserver() { };
+
+    /** One claim of a NodePrepareResources call was answered: prepared, or with an error for it. */
+    default void claimPrepared(boolean prepared) {
+    }
+
+    /** One claim of a NodeUnprepareResources call was answered: unprepared (or never prepared), or with an error. */
+    default void claimUnprepared(boolean unprepared) {
+    }
+
+    /** How many claims are prepared now: once at start (from the checkpoint), then after every call. */
+    default void preparedClaims(int count) {
+    }
+
+    /** A publishing round created or updated this many ResourceSlices (never called with zero). */
+    default void slicesPublished(int written) {
+    }
+}

@@ -1,0 +1,41 @@
+package dev.vgpu.dra;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@link ApiServer#connect} with a kubeconfig file, as the daemon's {@code --kubeconfig} does, against the mock. */
+@EnableKubernetesMockClient(crud = true, https = false)
+class ApiServerTest {
+
+    KubernetesMockServer server;
+    KubernetesClient client;
+    @TempDir
+    Path tmp;
+
+    @Test
+    void aKubeconfigFileNamingAPlainHttpServerReachesIt() throws Exception {
+        client.resource(new NodeBuilder().withNewMetadata().withName("node-a").endMetadata().build()).create();
+        Path kubeconfig = Files.writeString(tmp.resolve("kubeconfig"), """
+                apiVersion: v1
+                kind: Config
+                clusters: [{name: mock, cluster: {server: "http://%s:%d"}}]
+                users: [{name: u, user: {token: t}}]
+                contexts: [{name: mock, context: {cluster: mock, user: u}}]
+                current-context: mock
+                """.formatted(server.getHostName(), server.getPort()));
+
+        try (KubernetesClient fromFile = ApiServer.connect(Optional.of(kubeconfig))) {
+            assertThat(fromFile.nodes().withName("node-a").get().getMetadata().getUid())
+                    .isEqualTo(client.nodes().withName("node-a").get().getMetadata().getUid());
+        }
+    }
+}

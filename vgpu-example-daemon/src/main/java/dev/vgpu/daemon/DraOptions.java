@@ -1,0 +1,157 @@
+package dev.vgpu.daemon;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+
+/**
+ * {@code serve --mode} and the flags of the DRA mode (README, "{@code serve} options"). One mode per daemon, so a
+ * device is never offered both as an extended resource and in a ResourceSlice. A DRA flag given on the command line in
+ * device-plugin mode, or {@code --device-plugin-dir} in DRA mode, is refused (exit 2) rather than ignored: the
+ * operator meant something the other mode does. The environment variables ({@code NODE_NAME}, {@code KUBECONFIG},
+ * {@code VGPU_DRA_DRIVER}) are read in DRA mode only, since a pod often carries them anyway.
+ */
+final class DraOptions {
+
+    /** The environment variable behind {@code --mode}. */
+    static final String MODE_ENV = "VGPU_MODE";
+    /** The environment variable behind {@code --dra-driver}. */
+    static final String DRIVER_ENV = "VGPU_DRA_DRIVER";
+    /** The environment variable behind {@code --node-name} (the downward API's {@code spec.nodeName}). */
+    static final String NODE_ENV = "NODE_NAME";
+    /** The environment variable behind {@code --kubeconfig}. */
+    static final String KUBECONFIG_ENV = "KUBECONFIG";
+    /** Flags of DRA mode only. */
+    static final List<String> DRA_ONLY = List.of("--dra-driver", "--kubelet-root", "--node-name", "--cdi-dir",
+            "--kubeconfig");
+
+    /** How the daemon offers devices. */
+    enum Mode {
+        /** The kubelet device-plugin API: one extended resource per device kind (the default). */
+        DEVICE_PLUGIN("device-plugin"),
+        /** A DRA kubelet plugin: ResourceSlices and per-claim CDI specs. */
+        DRA("dra");
+
+        final String text;
+
+        Mode(String text) {
+            this.text = text;
+        }
+    }
+
+    @Option(names = "--mode", paramLabel = "MODE",
+            description = "device-plugin (the default) or dra: serve the kubelet device-plugin API, or be a DRA"
+                    + " kubelet plugin publishing ResourceSlices; overrides " + MODE_ENV + ".")
+    String mode;
+
+    @Option(names = "--dra-driver", paramLabel = "NAME",
+            description = "dra mode: the DRA driver name, a DNS subdomain of at most 63 characters; overrides "
+                    + DRIVER_ENV + " (default: gpu.vgpu.dev).")
+    String driver;
+
+    @Option(names = "--kubelet-root", paramLabel = "DIR",
+            description = "dra mode: the kubelet's root directory; plugins_registry/ and plugins/ are in it (default:"
+                    + " /var/lib/kubelet).")
+    Path kubeletRoot;
+
+    @Option(names = "--node-name", paramLabel = "NAME",
+            description = "dra mode: this node's name, the pool of its ResourceSlices; overrides " + NODE_ENV
+                    + " (required in dra mode).")
+    String nodeName;
+
+    @Option(names = "--cdi-dir", paramLabel = "DIR",
+            description = "dra mode: where the per-claim CDI specs are written (default: /var/run/cdi).")
+    Path cdiDir;
+
+    @Option(names = "--kubeconfig", paramLabel = "FILE",
+            description = "dra mode: the API server's kubeconfig; overrides " + KUBECONFIG_ENV + " (default: the"
+                    + " pod's service account, in-cluster).")
+    Path kubeconfig;
+
+    /**
+     * The mode: the flag, else {@value #MODE_ENV}, else device-plugin.
+     *
+     * @throws ParameterException for an unknown flag value; {@link Refusal} for an unknown variable value
+     */
+    Mode mode(CommandSpec spec, Map<String, String> env) {
+        String value = mode != null ? mode : env.get(MODE_ENV);
+        if (value == null || value.isBlank()) {
+            return Mode.DEVICE_PLUGIN;
+        }
+        for (Mode m : Mode.values()) {
+            if (m.text.equals(value.strip())) {
+                return m;
+            }
+        }
+        String message = "invalid " + (mode != null ? "--mode" : MODE_ENV) + " value \""
+                + dev.vgpu.core.internal.Printable.of(value, 80) + "\": use device-plugin or dra";
+        throw mode != null ? new ParameterException(spec.commandLine(), message) : new Refusal(spec.commandLine(),
+                message);
+    }
+
+    /** In device-plugin mode: a DRA flag given on the command line is refused, naming it. */
+    void refuseInDevicePluginMode(CommandSpec spec) {
+        for (String flag : DRA_ONLY) {
+            if (spec.commandLine().getParseResult().hasMatchedOption(flag)) {
+                throw new ParameterException(spec.commandLine(), flag + " is an option of --mode dra; this daemon"
+                        + " runs in device-plugin mode (add --mode dra, or drop " + flag + ")");
+            }
+        }
+    }
+
+    /**
+     * What DRA mode runs with, checked.
+     *
+     * @param driver      the driver name
+     * @param kubeletRoot the kubelet's root
+     * @param nodeName    the node, the pool name
+     * @param cdiDir      where CDI specs go
+     * @param kubeconfig  the kubeconfig file; empty = in-cluster
+     */
+    record Settings(dev.vgpu.dra.DriverName driver, Path kubeletRoot, String nodeName, Path cdiDir,
+                    Optional<Path> kubeconfig) {
+    }
+
+    /**
+     * The DRA settings: flags over the environment over defaults.
+     *
+     * @throws Refusal when the node name is missing or the driver name is not a DNS subdomain, naming the flag or
+     *                 variable
+     */
+    Settings settings(CommandSpec spec, Map<String, String> env) {
+        if (spec.commandLine().getParseResult().hasMatchedOption("--device-plugin-dir")) {
+            throw new ParameterException(spec.commandLine(), "--device-plugin-dir is an option of device-plugin mode;"
+                    + " in --mode dra the kubelet's directories come from --kubelet-root");
+        }
+        String node = nodeName != null ? nodeName : env.get(NODE_ENV);
+        if (node == null || node.isBlank()) {
+            throw new Refusal(spec.commandLine(), "--mode dra needs this node's name: give --node-name or set "
+                    + NODE_ENV + " (the manifests set it from the downward API, spec.nodeName)");
+        }
+        String driverText = driver != null ? driver : env.getOrDefault(DRIVER_ENV, "");
+        dev.vgpu.dra.DriverName name;
+        try {
+            name = driverText.isBlank() ? dev.vgpu.dra.DriverName.DEFAULT : new dev.vgpu.dra.DriverName(
+                    driverText.strip());
+        } catch (IllegalArgumentException e) {
+            throw new Refusal(spec.commandLine(), "invalid " + (driver != null ? "--dra-driver" : DRIVER_ENV)
+                    + " value: " + e.getMessage());
+        }
+        Optional<Path> config = Optional.ofNullable(kubeconfig);
+        if (config.isEmpty()) {
+            String fromEnv = env.get(KUBECONFIG_ENV);
+            if (fromEnv != null && !fromEnv.isBlank()) {
+                config = Optional.of(Path.of(fromEnv.strip()));
+            }
+        }
+        String origin = kubeconfig != null ? "--kubeconfig" : KUBECONFIG_ENV;
+        config.ifPresent(file -> HostOptions.requireReadableFile(spec, origin, file,
+                "the API server's address and credentials come from it"));
+        return new Settings(name, kubeletRoot != null ? kubeletRoot : Path.of("/var/lib/kubelet"), node.strip(),
+                cdiDir != null ? cdiDir : Path.of("/var/run/cdi"), config);
+    }
+}

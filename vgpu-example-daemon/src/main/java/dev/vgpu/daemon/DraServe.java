@@ -1,0 +1,92 @@
+package dev.vgpu.daemon;
+
+import dev.vgpu.core.RescanInterval;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import picocli.CommandLine.ParameterException;
+
+/**
+ * {@code serve --mode dra}: the same checks of the shared flags as device-plugin mode, then {@link DraDaemon} instead
+ * of {@link Daemon}. A state directory is required (it holds the prepared-claims checkpoint, so that Unprepare works
+ * after a restart) and holds the single-daemon lock.
+ */
+final class DraServe {
+
+    private DraServe() {
+    }
+
+    static int call(ServeCommand serve) {
+        var spec = serve.spec;
+        var env = serve.parent.env;
+        DraOptions.Settings dra = serve.dra.settings(spec, env);
+        RescanInterval interval = ServeCommand.rescanInterval(spec, serve.rescanInterval,
+                env.get(ServeCommand.RESCAN_ENV));
+        serve.host.requireNamedFiles(spec);
+        if (serve.sample != null && spec.commandLine().getParseResult().hasMatchedOption("--host-root")) {
+            throw new ParameterException(spec.commandLine(), "--sample and --host-root: give one of them");
+        }
+        if (serve.sample == null) {
+            ServeCommand.requireDirectory(spec, "--host-root", serve.scan.hostRoot);
+        }
+        ServeCommand.requireDirectory(spec, "--kubelet-root", dra.kubeletRoot());
+        serve.host.useSources(serve.scan.resolveSources(spec, env));
+        Path stateDir = serve.scan.resolveStateDir(spec, env).map(serve::prepareStateDirectory)
+                .orElseThrow(() -> new Refusal(spec.commandLine(), "--mode dra needs --state-dir (or "
+                        + ScanOptions.STATE_ENV + "): the prepared-claims checkpoint lives there, so that claims can"
+                        + " be unprepared after a restart (the manifests use /var/lib/vgpu)"));
+        Optional<InetSocketAddress> metrics = ServeCommand.metricsAddress(spec, serve.metricsAddress,
+                env.get(ServeCommand.METRICS_ENV));
+        Duration deadline = ServeCommand.scanDeadline(spec, serve.scanDeadline);
+        if (serve.failedScansLimit < 0) {
+            throw new ParameterException(spec.commandLine(), "invalid --unhealthy-after-failed-scans value "
+                    + serve.failedScansLimit + ": a count of rounds, 0 or more (0 = never)");
+        }
+        LiveConfig config = serve.configOption.load(spec, env);
+        DirectoryLock lock = lock(serve, stateDir);
+        Samples.Materialized tree = null;
+        try {
+            tree = serve.sample == null ? null : Samples.materialize(spec.commandLine(), serve.sample);
+            Samples.Materialized written = tree;
+            Path hostRoot = tree == null ? serve.scan.hostRoot : tree.root();
+            DraDaemon.start(new DraDaemon.Config(hostRoot, tree == null ? serve.host.loadPciIds()
+                    : Samples.pciIdsFor(serve.host), interval, serve.host, metrics, deadline, stateDir, config,
+                    serve.failedScansLimit, dra), daemon -> Shutdown.onStop(() -> {
+                        daemon.close();
+                        lock.close();
+                        if (written != null) {
+                            written.close();
+                        }
+                    }));
+        } catch (java.io.IOException e) {
+            lock.close();
+            throw new Refusal(spec.commandLine(), "--sample " + serve.sample + ": cannot write the sample host: "
+                    + e.getMessage());
+        } catch (DraDaemon.CannotStart e) {
+            lock.close();
+            if (tree != null) {
+                tree.close();
+            }
+            throw new Refusal(spec.commandLine(), e.getMessage());
+        } catch (RuntimeException | Error e) {
+            lock.close();
+            if (tree != null) {
+                tree.close();
+            }
+            throw e;
+        }
+        return ServeCommand.KEEP_RUNNING;
+    }
+
+    private static DirectoryLock lock(ServeCommand serve, Path dir) {
+        try {
+            return DirectoryLock.tryAcquire(dir).orElseThrow(() -> new Refusal(serve.spec.commandLine(),
+                    "another vgpu daemon is already using the state directory " + dir + " (it holds "
+                            + dir.resolve(DirectoryLock.FILE) + "); one daemon per node: stop the other one first"));
+        } catch (java.io.IOException e) {
+            throw new Refusal(serve.spec.commandLine(), "cannot lock " + dir.resolve(DirectoryLock.FILE) + ": "
+                    + e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,87 @@
+package dev.vgpu.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.vgpu.daemon.CliTest.Result;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code serve --mode}'s refusals: each is exit code 2 with one message naming the flag or variable, before anything
+ * is served or contacted.
+ */
+class DraCliTest {
+
+    @TempDir
+    Path tmp;
+
+    private String[] dra(String... more) throws Exception {
+        Path kubelet = Files.createDirectories(tmp.resolve("kubelet"));
+        String[] base = {"serve", "--mode", "dra", "--sample", "passthrough", "--no-nvml", "--metrics-address", "",
+            "--kubelet-root", kubelet.toString()};
+        String[] all = new String[base.length + more.length];
+        System.arraycopy(base, 0, all, 0, base.length);
+        System.arraycopy(more, 0, all, base.length, more.length);
+        return all;
+    }
+
+    @Test
+    void draModeWithoutANodeNameIsExitTwoNamingTheFlagAndTheVariable() throws Exception {
+        Result r = CliTest.run(dra("--state-dir", tmp.resolve("state").toString()));
+
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("--mode dra needs this node's name: give --node-name or set NODE_NAME");
+    }
+
+    @Test
+    void draModeWithoutAStateDirectoryIsExitTwo() throws Exception {
+        Result r = CliTest.run(Map.of("NODE_NAME", "node-a"), dra());
+
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("--mode dra needs --state-dir (or VGPU_STATE_DIR)");
+    }
+
+    @ParameterizedTest
+    @CsvSource({"--dra-driver,Not_A_Subdomain,invalid --dra-driver value: a DRA driver name is a DNS subdomain",
+        "--device-plugin-dir,/tmp,--device-plugin-dir is an option of device-plugin mode"})
+    void aBadDriverNameOrADevicePluginFlagInDraModeIsExitTwo(String flag, String value, String message)
+            throws Exception {
+        Result r = CliTest.run(Map.of("NODE_NAME", "node-a"), dra("--state-dir", tmp.resolve("state").toString(),
+                flag, value));
+
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains(message).doesNotContain("Exception");
+    }
+
+    @Test
+    void aDraFlagInDevicePluginModeIsExitTwoNamingIt() {
+        Result r = CliTest.run("serve", "--sample", "passthrough", "--no-nvml", "--node-name", "node-a");
+
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("--node-name is an option of --mode dra; this daemon runs in device-plugin"
+                + " mode");
+    }
+
+    @Test
+    void anUnknownModeIsExitTwoFromTheFlagAndFromTheVariable() {
+        assertThat(CliTest.run("serve", "--mode", "both").err()).contains("invalid --mode value \"both\": use"
+                + " device-plugin or dra");
+        Result env = CliTest.run(Map.of("VGPU_MODE", "kubevirt"), "serve", "--sample", "passthrough");
+        assertThat(env.code()).isEqualTo(2);
+        assertThat(env.err()).contains("invalid VGPU_MODE value \"kubevirt\"");
+    }
+
+    @Test
+    void anUnreadableKubeconfigIsExitTwoNamingIt() throws Exception {
+        Result r = CliTest.run(Map.of("NODE_NAME", "node-a", "KUBECONFIG", tmp.resolve("none").toString()),
+                dra("--state-dir", tmp.resolve("state").toString()));
+
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("KUBECONFIG " + tmp.resolve("none") + " does not exist");
+    }
+}
