@@ -90,7 +90,7 @@ final class HostOptions {
     /**
      * NVML as {@link #openNvml()} opens it, the first attempt on a thread of its own ({@code vgpu-nvml-open}, which
      * ends with it) so that {@code serve}'s first scan and registration need not wait for it: only a vGPU type name
-     * that only NVML knows waits (docs/ARCHITECTURE.md, "Start-up").
+     * that only NVML knows waits (docs/ARCHITECTURE.md, "Threads and mutable state").
      */
     RecoveringNvml openNvmlBesideTheFirstScan() {
         return noNvml ? RecoveringNvml.disabled("disabled by --no-nvml")

@@ -313,7 +313,7 @@ class DeployManifestsTest {
         assertThat(c.at("/securityContext/allowPrivilegeEscalation").asBoolean()).isFalse();
         assertThat(strings(c.at("/securityContext/capabilities/drop"))).containsExactly("ALL");
         assertThat(c.at("/resources").toString())
-                .isEqualTo("{\"limits\":{\"memory\":\"192Mi\"},\"requests\":{\"cpu\":\"10m\",\"memory\":\"112Mi\"}}");
+                .isEqualTo("{\"limits\":{\"memory\":\"192Mi\"},\"requests\":{\"cpu\":\"10m\",\"memory\":\"128Mi\"}}");
         assertThat(env(c)).containsOnlyKeys("JAVA_TOOL_OPTIONS", "MALLOC_ARENA_MAX")
                 .containsEntry("MALLOC_ARENA_MAX", "2").containsEntry("JAVA_TOOL_OPTIONS", java25Flags("48m"));
     }
@@ -326,7 +326,7 @@ class DeployManifestsTest {
         assertThat(c.at("/securityContext").has("allowPrivilegeEscalation"))
                 .as("the API refuses allowPrivilegeEscalation: false with privileged: true").isFalse();
         assertThat(c.at("/resources").toString())
-                .isEqualTo("{\"limits\":{\"memory\":\"256Mi\"},\"requests\":{\"cpu\":\"10m\",\"memory\":\"128Mi\"}}");
+                .isEqualTo("{\"limits\":{\"memory\":\"256Mi\"},\"requests\":{\"cpu\":\"10m\",\"memory\":\"144Mi\"}}");
         assertThat(env(c)).containsEntry("LD_LIBRARY_PATH", "/host-driver-lib").containsEntry("MALLOC_ARENA_MAX", "2")
                 .containsEntry("JAVA_TOOL_OPTIONS", java25Flags("64m"));
         Map<String, String> mounts = new TreeMap<>();
