@@ -9,7 +9,8 @@
 #
 # Options after the script name go to DaemonBench: --runs N (3), --soak-minutes M (1), --changes N (5),
 # --nmt (native memory summary of the soaked daemon), --only cold,rescan,start,config,soak, --work DIR (keep files),
-# --daemon-jar JAR (another build, for before/after). JMH_ARGS overrides the JMH options.
+# --daemon-jar JAR and --manifest FILE (another build or launch, for before/after). JMH_ARGS overrides the JMH
+# options; BENCH_JAVA the JVM (below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,23 +22,34 @@ daemon_jar=vgpu-example-daemon/target/vgpu-daemon.jar
 floor=vgpu-benchmarks/target/floor
 gcc -O2 -o "$floor" vgpu-benchmarks/src/main/c/floor.c
 
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -sr)"
-java -version 2>&1 | sed 's/^/# /'
-args=(--daemon-jar "$daemon_jar" --manifest deploy/base/daemonset.yaml --floor "$floor")
-if grep -q 'SharedArchiveFile=' deploy/base/daemonset.yaml; then
-  # The manifest's archive is an image path; train one for this JVM and jar exactly as the Dockerfile does.
+# BENCH_JAVA: the JVM that runs the harness and every launch of the daemon (default: java on the PATH), e.g. the
+# Temurin 25 the image's runtime is linked from, for the manifests' flags.
+java="${BENCH_JAVA:-$(command -v java)}"
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -sr), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+"$java" -version 2>&1 | sed 's/^/# /'
+manifest=deploy/base/daemonset.yaml
+prev=""
+for a in "$@"; do
+  case "$prev" in --daemon-jar) daemon_jar="$a" ;; --manifest) manifest="$a" ;; esac
+  prev="$a"
+done
+args=(--daemon-jar "$daemon_jar" --manifest "$manifest" --floor "$floor")
+if grep -q 'AOTCache=' "$manifest"; then
+  # The manifest's cache is an image path; train one for this JVM and jar exactly as the Dockerfile does.
+  archive=vgpu-example-daemon/target/vgpu-daemon.aot
+  scripts/train-aot.sh "$java" "$daemon_jar" "$archive" "$manifest"
+  args+=(--archive "$archive")
+elif grep -q 'SharedArchiveFile=' "$manifest"; then
+  # An older manifest (JDK 17 dynamic AppCDS), for before/after runs: trained as that Dockerfile did.
   archive=vgpu-example-daemon/target/vgpu-daemon.jsa
-  prev=""
-  for a in "$@"; do
-    case "$prev" in --daemon-jar) daemon_jar="$a" ;; esac
-    prev="$a"
-  done
-  scripts/train-cds.sh "$(command -v java)" "$daemon_jar" "$archive" >/dev/null
+  rm -f "$archive"
+  env -u JAVA_TOOL_OPTIONS "$java" -XX:+UseSerialGC -Xmx128m -XX:ArchiveClassesAtExit="$archive" \
+    -jar "$daemon_jar" demo >/dev/null 2>&1
   args+=(--archive "$archive")
 fi
-java -cp "$bench_jar" dev.vgpu.bench.e2e.DaemonBench "${args[@]}" "$@"
+"$java" -cp "$bench_jar" dev.vgpu.bench.e2e.DaemonBench "${args[@]}" "$@"
 
 if [ "${BENCH_JMH:-1}" != 0 ]; then
   # shellcheck disable=SC2086
-  java -jar "$bench_jar" ${JMH_ARGS:--f 1 -wi 3 -i 5 -w 1s -r 1s} 2>&1 | sed -n '/^Benchmark /,$p'
+  "$java" -jar "$bench_jar" ${JMH_ARGS:--f 1 -wi 3 -i 5 -w 1s -r 1s} 2>&1 | sed -n '/^Benchmark /,$p'
 fi

@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The running node agent: sources, NVML, the plugin manager and the rescan loop, wired once.
  *
- * <p>Threads: construction and {@link #close()} run on the caller (main, or the shutdown hook); after start
+ * <p>Threads: construction and {@link #close()} run on the caller (main, or the shutdown hook); NVML's first
+ * attempt runs on a thread of its own during the first scan, which waits for it only where it asks NVML; after start
  * the rescan thread owns scanning and applying plans, and retries NVML before each scan while it is down;
  * with rescans off, NVML's own retry thread retries it instead and queues one rescan when it comes up. The
  * NVML watcher thread only reports GPU health to the plugin manager, which is thread-safe.
@@ -97,7 +98,8 @@ final class Daemon implements AutoCloseable {
      * (SIGTERM) that arrives during the first scan can already close everything started so far.
      */
     static Daemon start(Config config, java.util.function.Consumer<Daemon> created) {
-        RecoveringNvml nvml = config.nvmlOptions().openNvml();
+        // Loaded beside the first scan: that scan waits for it only to name a vGPU type only NVML knows.
+        RecoveringNvml nvml = config.nvmlOptions().openNvmlBesideTheFirstScan();
         List<DeviceSource> sources = config.nvmlOptions().sources();
         config.interval().raisedFrom().ifPresent(raw -> LOG.warn(
                 "rescan interval {} is below the {} floor; using {}", GoDurations.format(raw),
@@ -175,6 +177,8 @@ final class Daemon implements AutoCloseable {
         daemon.initial = first;
         LOG.info("serving {} resources with {} devices; {} devices skipped", first.resources().size(),
                 first.deviceCount(), first.skipped().size());
+        // From here on as if NVML had been opened before the scan (registration is already under way).
+        nvml.awaitFirstAttempt();
         // Now, or once NVML is up; nothing at all when the configuration turns XID health off.
         if (!live.xidPolicy().watch(nvml, new XidHealth(metrics, plugins::markGpuUnhealthy))) {
             LOG.info("XID health off: health.xid.enabled is false in the configuration; no NVML event is registered");

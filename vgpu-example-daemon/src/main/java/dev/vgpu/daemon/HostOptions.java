@@ -87,6 +87,20 @@ final class HostOptions {
                 : RecoveringNvml.open(Optional.ofNullable(nvmlLibrary));
     }
 
+    /**
+     * NVML as {@link #openNvml()} opens it, the first attempt on a thread of its own ({@code vgpu-nvml-open}, which
+     * ends with it) so that {@code serve}'s first scan and registration need not wait for it: only a vGPU type name
+     * that only NVML knows waits (docs/ARCHITECTURE.md, "Threads and mutable state").
+     */
+    RecoveringNvml openNvmlBesideTheFirstScan() {
+        return noNvml ? RecoveringNvml.disabled("disabled by --no-nvml")
+                : RecoveringNvml.openInBackground(Optional.ofNullable(nvmlLibrary), task -> {
+                    Thread opener = new Thread(task, "vgpu-nvml-open");
+                    opener.setDaemon(true);
+                    opener.start();
+                });
+    }
+
     /** The pci.ids names: the named file, else the system default or the bundled section. */
     PciIds loadPciIds() {
         return loadPciIds(() -> PciIdsDatabase.firstOrBundled(DEFAULT_PCI_IDS));

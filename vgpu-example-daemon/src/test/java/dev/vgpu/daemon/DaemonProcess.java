@@ -57,16 +57,45 @@ final class DaemonProcess implements AutoCloseable {
         return start(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), env, classPath, log, args);
     }
 
-    /** The same with these JVM options (e.g. the manifest's, see {@link #manifestJvmOptions()}). */
+    /** The same with these JVM options on the JVM running the tests. */
     static DaemonProcess start(List<String> jvmOptions, String classPath, Path log, String... args)
             throws IOException {
         return start(jvmOptions, java.util.Map.of(), classPath, log, args);
     }
 
+    /**
+     * The packaged jar with the manifest's JVM options ({@link #manifestJvmOptions()}) on the JDK the image's runtime
+     * is linked from ({@link #runtimeJdk()}): the manifest's flags are that JDK's.
+     */
+    static DaemonProcess startAsManifest(Path log, String... args) throws IOException {
+        return start(runtimeJdk().resolve("bin/java"), manifestJvmOptions(), java.util.Map.of(), jar().toString(), log,
+                args);
+    }
+
+    /**
+     * The JDK the Dockerfile links the image's runtime from (Temurin 25; Maven's {@code ffm.jdk.home}, docs/BUILD.md),
+     * as failsafe passes it.
+     *
+     * @throws IllegalStateException naming the property when that JDK is missing
+     */
+    static Path runtimeJdk() {
+        Path jdk = Path.of(System.getProperty("vgpu.runtime.jdk", "/usr/lib/jvm/temurin-25-jdk-amd64"));
+        if (!Files.isExecutable(jdk.resolve("bin/jlink"))) {
+            throw new IllegalStateException("no JDK 25 at " + jdk + " (no bin/jlink): the image's runtime and the"
+                    + " manifest's JVM flags are Java 25's; install Temurin 25 there, or build with"
+                    + " -Dffm.jdk.home=DIR (docs/BUILD.md)");
+        }
+        return jdk;
+    }
+
     private static DaemonProcess start(List<String> jvmOptions, java.util.Map<String, String> env, String classPath,
                                        Path log, String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString()));
+        return start(Path.of(System.getProperty("java.home"), "bin", "java"), jvmOptions, env, classPath, log, args);
+    }
+
+    private static DaemonProcess start(Path java, List<String> jvmOptions, java.util.Map<String, String> env,
+                                       String classPath, Path log, String... args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(java.toString()));
         command.addAll(jvmOptions);
         command.addAll(List.of("-cp", classPath, "dev.vgpu.daemon.VgpuDaemon"));
         command.addAll(List.of(args));
@@ -77,15 +106,25 @@ final class DaemonProcess implements AutoCloseable {
     }
 
     /**
-     * The JVM options of {@code deploy/base/daemonset.yaml}'s {@code JAVA_TOOL_OPTIONS}, without the class-data
-     * archive (an image path): the heap and stack the daemon really gets.
+     * The JVM options of {@code deploy/base/daemonset.yaml}'s {@code JAVA_TOOL_OPTIONS}, without the AOT cache (an
+     * image path): the heap and stack the daemon really gets.
      */
     static List<String> manifestJvmOptions() throws IOException {
-        String yaml = Files.readString(Path.of("../deploy/base/daemonset.yaml"));
+        List<String> options = new ArrayList<>(javaToolOptions(Path.of("../deploy/base/daemonset.yaml")));
+        options.removeIf(option -> option.startsWith("-XX:AOTCache="));
+        if (options.stream().noneMatch(o -> o.startsWith("-Xmx"))) {
+            throw new IllegalStateException("the manifest sets no -Xmx: " + options);
+        }
+        return options;
+    }
+
+    /** Every flag of the folded {@code JAVA_TOOL_OPTIONS} value in a manifest (or a patch) of {@code deploy/}. */
+    static List<String> javaToolOptions(Path manifest) throws IOException {
+        String yaml = Files.readString(manifest);
         int at = yaml.indexOf("name: JAVA_TOOL_OPTIONS");
         int value = yaml.indexOf("value: >-", at);
         if (at < 0 || value < 0) {
-            throw new IllegalStateException("no JAVA_TOOL_OPTIONS folded value in deploy/base/daemonset.yaml");
+            throw new IllegalStateException("no JAVA_TOOL_OPTIONS folded value in " + manifest);
         }
         List<String> options = new ArrayList<>();
         for (String line : yaml.substring(value + "value: >-".length()).split("\n")) {
@@ -96,14 +135,7 @@ final class DaemonProcess implements AutoCloseable {
             if (!text.startsWith("-")) {
                 break;
             }
-            for (String option : text.split("\\s+")) {
-                if (!option.startsWith("-XX:SharedArchiveFile=")) {
-                    options.add(option);
-                }
-            }
-        }
-        if (options.stream().noneMatch(o -> o.startsWith("-Xmx"))) {
-            throw new IllegalStateException("the manifest sets no -Xmx: " + options);
+            options.addAll(List.of(text.split("\\s+")));
         }
         return options;
     }

@@ -293,6 +293,19 @@ class DeployManifestsTest {
         throw new AssertionError("no volume named " + mount.path("name"));
     }
 
+    /**
+     * The Java 25 flags every variant runs with (docs/BUILD.md, "The daemon's JVM"), with its maximum heap;
+     * RuntimeImageIT runs them against an AOT cache trained as the Dockerfile trains it.
+     */
+    private static String java25Flags(String maxHeap) {
+        return "-XX:+UseSerialGC -Xss512k -Xms16m -Xmx" + maxHeap + " -Xmn12m -XX:SurvivorRatio=4 "
+                + "-XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=20 -XX:MaxMetaspaceSize=64m "
+                + "-XX:ReservedCodeCacheSize=16m -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 "
+                + "-XX:+UseCompactObjectHeaders -XX:-UsePerfData -XX:TrimNativeHeapInterval=5000 "
+                + "-XX:+UnlockDiagnosticVMOptions -XX:ArchiveRelocationMode=0 -XX:+ExitOnOutOfMemoryError "
+                + "--sun-misc-unsafe-memory-access=allow -XX:AOTCache=/opt/vgpu/vgpu-daemon.aot";
+    }
+
     @Test
     void theDefaultIsUnprivilegedWithItsOwnFootprint() {
         JsonNode c = container(daemonSet("default"));
@@ -301,11 +314,9 @@ class DeployManifestsTest {
         assertThat(c.at("/securityContext/allowPrivilegeEscalation").asBoolean()).isFalse();
         assertThat(strings(c.at("/securityContext/capabilities/drop"))).containsExactly("ALL");
         assertThat(c.at("/resources").toString())
-                .isEqualTo("{\"limits\":{\"memory\":\"192Mi\"},\"requests\":{\"cpu\":\"10m\",\"memory\":\"112Mi\"}}");
-        assertThat(env(c)).containsOnlyKeys("JAVA_TOOL_OPTIONS").containsEntry("JAVA_TOOL_OPTIONS",
-                "-XX:+UseSerialGC -Xss512k -Xms16m -Xmx48m -XX:MaxMetaspaceSize=64m -XX:ReservedCodeCacheSize=16m "
-                        + "-XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError "
-                        + "-XX:SharedArchiveFile=/opt/vgpu/vgpu-daemon.jsa");
+                .isEqualTo("{\"limits\":{\"memory\":\"192Mi\"},\"requests\":{\"cpu\":\"10m\",\"memory\":\"128Mi\"}}");
+        assertThat(env(c)).containsOnlyKeys("JAVA_TOOL_OPTIONS", "MALLOC_ARENA_MAX")
+                .containsEntry("MALLOC_ARENA_MAX", "2").containsEntry("JAVA_TOOL_OPTIONS", java25Flags("48m"));
     }
 
     @Test
@@ -316,11 +327,9 @@ class DeployManifestsTest {
         assertThat(c.at("/securityContext").has("allowPrivilegeEscalation"))
                 .as("the API refuses allowPrivilegeEscalation: false with privileged: true").isFalse();
         assertThat(c.at("/resources").toString())
-                .isEqualTo("{\"limits\":{\"memory\":\"256Mi\"},\"requests\":{\"cpu\":\"10m\",\"memory\":\"128Mi\"}}");
-        assertThat(env(c)).containsEntry("LD_LIBRARY_PATH", "/host-driver-lib").containsEntry("JAVA_TOOL_OPTIONS",
-                "-XX:+UseSerialGC -Xss512k -Xms16m -Xmx64m -XX:MaxMetaspaceSize=64m -XX:ReservedCodeCacheSize=16m "
-                        + "-XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError "
-                        + "-XX:SharedArchiveFile=/opt/vgpu/vgpu-daemon.jsa");
+                .isEqualTo("{\"limits\":{\"memory\":\"256Mi\"},\"requests\":{\"cpu\":\"10m\",\"memory\":\"144Mi\"}}");
+        assertThat(env(c)).containsEntry("LD_LIBRARY_PATH", "/host-driver-lib").containsEntry("MALLOC_ARENA_MAX", "2")
+                .containsEntry("JAVA_TOOL_OPTIONS", java25Flags("64m"));
         Map<String, String> mounts = new TreeMap<>();
         c.path("volumeMounts").forEach(m -> mounts.put(m.path("mountPath").asText(), m.path("name").asText()));
         assertThat(mounts).containsEntry("/host-driver-lib/libnvidia-ml.so.1", "nvml-library")

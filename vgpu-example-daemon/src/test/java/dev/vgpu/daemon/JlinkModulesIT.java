@@ -25,10 +25,11 @@ class JlinkModulesIT {
         assertThat(m.find()).as("ARG JLINK_MODULES in %s", dockerfile).isTrue();
         String declared = m.group(1);
 
-        Path jdeps = Path.of(System.getProperty("java.home"), "bin", "jdeps");
+        // The Dockerfile's JDK stage is a JDK 25, whose jdeps also reads the jar's Java 22 classes.
+        Path jdeps = DaemonProcess.runtimeJdk().resolve("bin/jdeps");
         Path out = tmp.resolve("jdeps.out");
         Process p = new ProcessBuilder(List.of(jdeps.toString(), "--print-module-deps", "--ignore-missing-deps",
-                "--multi-release", "17", DaemonProcess.jar().toString()))
+                "--multi-release", "25", DaemonProcess.jar().toString()))
                 .redirectErrorStream(true).redirectOutput(out.toFile()).start();
         assertThat(p.waitFor(300, TimeUnit.SECONDS)).as("jdeps finished").isTrue();
         String printed = Files.readString(out, StandardCharsets.UTF_8).strip();

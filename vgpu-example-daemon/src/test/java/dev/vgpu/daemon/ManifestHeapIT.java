@@ -32,8 +32,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The memory cases of the fault suite (docs/RELIABILITY.md) against the packaged daemon with the heap and stack
- * of deploy/base/daemonset.yaml: 100,000 dangling bus entries, one Allocate of 120,000 container requests, and
- * floods of never-reading ListAndWatch streams and Allocates at a plugin's socket.
+ * of deploy/base/daemonset.yaml (its JVM flags, on the JDK 25 the image's runtime is linked from): 100,000
+ * dangling bus entries, one Allocate of 120,000 container requests, and floods of never-reading ListAndWatch
+ * streams and Allocates at a plugin's socket.
  * Each must leave the process alive (or exit 0), answer with a bounded result, and never run out of heap.
  */
 @Tag("reliability")
@@ -55,9 +56,9 @@ class ManifestHeapIT {
             Files.createSymbolicLink(bus.resolve(bdf), Path.of("../../../devices/gone/" + bdf));
         }
         Path out = tmp.resolve("discover.out");
-        try (DaemonProcess discover = DaemonProcess.start(DaemonProcess.manifestJvmOptions(),
-                DaemonProcess.jar().toString(), out, "discover", "--format", "json", "--no-nvml", "--host-root",
-                root.toString(), "--pci-ids", Files.writeString(tmp.resolve("pci.ids"), "").toString())) {
+        Path pciIds = Files.writeString(tmp.resolve("pci.ids"), "");
+        try (DaemonProcess discover = DaemonProcess.startAsManifest(out, "discover", "--format", "json", "--no-nvml",
+                "--host-root", root.toString(), "--pci-ids", pciIds.toString())) {
             assertThat(discover.awaitExit(300)).as(discover.output()).isZero();
             String output = discover.output();
             assertThat(output).doesNotContain("OutOfMemoryError").contains("\"skippedCount\":200000");
@@ -79,9 +80,8 @@ class ManifestHeapIT {
             out.write("\n\t2331  GH100 [H100 PCIe]\n");
         }
         Path out = tmp.resolve("discover.out");
-        try (DaemonProcess discover = DaemonProcess.start(DaemonProcess.manifestJvmOptions(),
-                DaemonProcess.jar().toString(), out, "discover", "--format", "json", "--no-nvml", "--host-root",
-                root.toString(), "--pci-ids", pciIds.toString())) {
+        try (DaemonProcess discover = DaemonProcess.startAsManifest(out, "discover", "--format", "json", "--no-nvml",
+                "--host-root", root.toString(), "--pci-ids", pciIds.toString())) {
             assertThat(discover.awaitExit(300)).as(discover.output()).isZero();
             assertThat(discover.output()).doesNotContain("OutOfMemoryError")
                     .contains(pciIds + ": line 2 is longer than 4096 characters, skipping it")
@@ -171,9 +171,8 @@ class ManifestHeapIT {
         SysfsTree tree = SysfsTree.at(root);
         tree.sriovCard(CARD, 0x2335).virtualFunctions(2, 100).catalog(Map.of(1414L, "NVIDIA H200X-1-18C")).create();
         tree.configureVf(SysfsTree.vfAddress(CARD, 0), 1414).addGroupNode(100);
-        return DaemonProcess.start(DaemonProcess.manifestJvmOptions(), DaemonProcess.jar().toString(),
-                tmp.resolve("daemon.log"), "serve", "--host-root", root.toString(), "--device-plugin-dir",
-                dir.toString(), "--no-nvml", "--metrics-address", "", "--pci-ids",
+        return DaemonProcess.startAsManifest(tmp.resolve("daemon.log"), "serve", "--host-root", root.toString(),
+                "--device-plugin-dir", dir.toString(), "--no-nvml", "--metrics-address", "", "--pci-ids",
                 Files.writeString(tmp.resolve("pci.ids"), "").toString());
     }
 }

@@ -44,10 +44,11 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: every method may be called from any thread. Attempts, the start of the XID watcher and close
  * are serialized by one lock, so NVML is initialized at most once; the current {@link Nvml} is published
  * through a volatile field, so {@link #available()}, {@link #description()} and the resolver never wait for
- * an attempt in flight. Recovery actions ({@link #onRecovery}) run on the thread whose retry brought NVML
- * up, outside the lock. The retry thread of {@link #retryEvery} ({@value #RETRY_THREAD_NAME}, or the one a
- * caller's factory made) lives only while NVML is down: it ends when NVML comes up, and {@link #close()} ends it
- * and waits for it. The XID watcher's thread comes from its {@link XidWatcher.Options#threads()}.
+ * an attempt in flight, except that the resolver waits for the first attempt of {@link #openInBackground} (which
+ * runs on the executor's thread, under the lock). Recovery actions ({@link #onRecovery}) run on the thread whose
+ * retry brought NVML up, outside the lock. The retry thread of {@link #retryEvery} ({@value #RETRY_THREAD_NAME}, or
+ * the one a caller's factory made) lives only while NVML is down: it ends when NVML comes up, and {@link #close()}
+ * ends it and waits for it. The XID watcher's thread comes from its {@link XidWatcher.Options#threads()}.
  */
 public final class RecoveringNvml implements AutoCloseable {
 
@@ -77,6 +78,9 @@ public final class RecoveringNvml implements AutoCloseable {
     private CountDownLatch stopRetrying;
     private Thread retryThread;
 
+    /** Open until the first attempt has ended (at once for {@link #open} and {@link #disabled}) or close ran. */
+    private final CountDownLatch firstAttemptDone = new CountDownLatch(1);
+
     private RecoveringNvml(String target, Nvml first) {
         this.target = target;
         this.current = first;
@@ -98,18 +102,90 @@ public final class RecoveringNvml implements AutoCloseable {
         } catch (RuntimeException e) {
             Nvml unusable = Nvml.notInUse(new NvmlException(NvmlReturn.LIBRARY_NOT_FOUND, "Nvml.open", String.valueOf(e)));
             LOG.info("{}; not retried (the library name cannot be used)", unusable.description());
-            return new RecoveringNvml(null, unusable);
+            RecoveringNvml never = new RecoveringNvml(null, unusable);
+            never.firstAttemptDone.countDown();
+            return never;
         }
         RecoveringNvml nvml = new RecoveringNvml(target, Nvml.unavailable("not loaded yet"));
-        synchronized (nvml.lock) {
-            nvml.current = nvml.attempt();
+        nvml.firstAttempt();
+        return nvml;
+    }
+
+    /**
+     * Like {@link #open(Optional)}, with the first attempt handed to {@code executor} (e.g. a thread of its own), so
+     * that a caller's start is not held up by loading the library and {@code nvmlInit_v2}. Until that attempt has
+     * ended, NVML counts as down ({@link #available()} false, {@link #description()} says it is being loaded,
+     * {@link #retry()} attempts nothing and {@link #checkGpu} answers that it is being loaded), except that the
+     * {@link #vgpuTypeResolver() resolver} waits for the attempt and answers as it leaves NVML: names asked for
+     * during the first scan come out as {@link #open(Optional)} would give them. When the attempt brings NVML up, it
+     * does what a successful {@link #retry()} does (XID watcher, retry thread, recovery actions); it logs as
+     * {@code open} does. {@link #awaitFirstAttempt()} waits for it.
+     *
+     * @param library  as for {@link #open(Optional)}
+     * @param executor runs the first attempt once; if it refuses, the attempt runs on the caller
+     * @return the owner, NVML being loaded
+     */
+    public static RecoveringNvml openInBackground(Optional<Path> library, java.util.concurrent.Executor executor) {
+        Objects.requireNonNull(library, "library");
+        Objects.requireNonNull(executor, "executor");
+        String target;
+        try {
+            target = Nvml.target(library);
+        } catch (RuntimeException e) {
+            return open(library); // logs why the name cannot be used, as open does
         }
-        if (nvml.current.available()) {
-            LOG.info("{}", nvml.current.description());
-        } else {
-            LOG.info("{}; retried while it is down", nvml.current.description());
+        RecoveringNvml nvml = new RecoveringNvml(target, Nvml.unavailable(BEING_LOADED));
+        try {
+            executor.execute(nvml::firstAttempt);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            nvml.firstAttempt();
         }
         return nvml;
+    }
+
+    /** Why NVML is not in use while the first attempt of {@link #openInBackground} has not ended. */
+    static final String BEING_LOADED = "being loaded (its first attempt runs beside the first scan)";
+
+    /**
+     * Waits until the first attempt has ended (returns at once after {@link #open}, for {@link #disabled} and after
+     * close); on an interrupt it returns at once, the thread's interrupt status set.
+     */
+    public void awaitFirstAttempt() {
+        try {
+            firstAttemptDone.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The first attempt: one log line; on success, what a successful retry starts. Any thread, once. */
+    private void firstAttempt() {
+        List<Runnable> actions = List.of();
+        try {
+            synchronized (lock) {
+                if (closed) {
+                    return;
+                }
+                Nvml first = attempt();
+                current = first;
+                if (!first.available()) {
+                    LOG.info("{}; retried while it is down", first.description());
+                    return;
+                }
+                LOG.info("{}", first.description());
+                if (xidListener != null) {
+                    xidWatcher = XidWatcher.start(first, xidOptions, xidListener);
+                }
+                if (stopRetrying != null) {
+                    stopRetrying.countDown();
+                }
+                actions = List.copyOf(recoveryActions);
+                recoveryActions.clear();
+            }
+        } finally {
+            firstAttemptDone.countDown();
+        }
+        runRecoveryActions(actions);
     }
 
     /**
@@ -118,7 +194,9 @@ public final class RecoveringNvml implements AutoCloseable {
      * @param reason why, for {@link #description()}, e.g. {@code "disabled by --no-nvml"}
      */
     public static RecoveringNvml disabled(String reason) {
-        return new RecoveringNvml(null, Nvml.unavailable(reason));
+        RecoveringNvml nvml = new RecoveringNvml(null, Nvml.unavailable(reason));
+        nvml.firstAttemptDone.countDown();
+        return nvml;
     }
 
     /** True while NVML is up (and {@link #close()} has not run). */
@@ -138,7 +216,10 @@ public final class RecoveringNvml implements AutoCloseable {
      * itself. Wrap it in {@link VgpuTypeResolver#memoizing} once per scan.
      */
     public VgpuTypeResolver vgpuTypeResolver() {
-        return pf -> current.vgpuTypeResolver().supportedTypes(pf);
+        return pf -> {
+            awaitFirstAttempt();
+            return current.vgpuTypeResolver().supportedTypes(pf);
+        };
     }
 
     /**
@@ -150,6 +231,9 @@ public final class RecoveringNvml implements AutoCloseable {
      * @return true when NVML is up after this call
      */
     public boolean retry() {
+        if (firstAttemptDone.getCount() > 0) {
+            return current.available(); // the first attempt is under way (it holds the lock): nothing to add
+        }
         List<Runnable> actions;
         synchronized (lock) {
             if (closed || target == null) {
@@ -175,6 +259,11 @@ public final class RecoveringNvml implements AutoCloseable {
             actions = List.copyOf(recoveryActions);
             recoveryActions.clear();
         }
+        runRecoveryActions(actions);
+        return true;
+    }
+
+    private static void runRecoveryActions(List<Runnable> actions) {
         for (Runnable action : actions) {
             try {
                 action.run();
@@ -182,7 +271,6 @@ public final class RecoveringNvml implements AutoCloseable {
                 LOG.error("an action run when NVML came up failed", e);
             }
         }
-        return true;
     }
 
     /**
@@ -298,6 +386,9 @@ public final class RecoveringNvml implements AutoCloseable {
         if (closed) {
             return Optional.of("NVML has been closed");
         }
+        if (firstAttemptDone.getCount() > 0) {
+            return Optional.of("NVML is " + BEING_LOADED);
+        }
         return current.checkGpu(gpu);
     }
 
@@ -334,6 +425,8 @@ public final class RecoveringNvml implements AutoCloseable {
             last = current;
             recoveryActions.clear();
         }
+        // A first attempt not begun yet never begins (it sees closed); nobody waits for it any more.
+        firstAttemptDone.countDown();
         // Outside the lock: the retry thread may be waiting for it to find out that it must stop.
         if (retrying != null && retrying != Thread.currentThread()) {
             joinRetryThread(retrying);

@@ -342,6 +342,101 @@ class RecoveringNvmlTest {
         }
     }
 
+    /**
+     * The first attempt handed to an executor (here the test's own list: it runs when the test says, on the test
+     * thread) does nothing until run; meanwhile NVML counts as down without a native call, and what was asked for
+     * meanwhile (XIDs, a recovery action) starts when the attempt brings NVML up, as after a successful retry.
+     */
+    @Test
+    void aFirstAttemptInTheBackgroundCallsNothingUntilItRunsThenNvmlIsUpAsOpenWouldLeaveIt() {
+        List<Runnable> tasks = new ArrayList<>();
+        AtomicInteger recoveries = new AtomicInteger();
+
+        try (RecoveringNvml nvml = RecoveringNvml.openInBackground(Optional.of(NvmlStub.library()), tasks::add)) {
+            assertThat(tasks).hasSize(1);
+            assertThat(nvml.available()).isFalse();
+            assertThat(nvml.description()).isEqualTo("NVML not in use: " + RecoveringNvml.BEING_LOADED);
+            assertThat(nvml.retry()).as("nothing to add to the attempt under way").isFalse();
+            assertThat(nvml.checkGpu(GPU0)).contains("NVML is " + RecoveringNvml.BEING_LOADED);
+            nvml.watchXids(FAST, recorder);
+            nvml.onRecovery(recoveries::incrementAndGet);
+            assertThat(calls(stub, "nvmlInit_v2")).as("no native call before the attempt runs").isZero();
+
+            tasks.get(0).run();
+
+            nvml.awaitFirstAttempt();
+            assertThat(nvml.available()).isTrue();
+            assertThat(nvml.description()).isEqualTo("NVML in use: " + NvmlStub.library() + ", 4 GPUs");
+            assertThat(nvml.vgpuTypeResolver().supportedTypes(GPU0)).isEqualTo(CARD0);
+            assertThat(nvml.xidWatcher().orElseThrow().running()).isTrue();
+            await().atMost(PATIENCE).until(() -> !xids.isEmpty());
+            assertThat(recoveries).hasValue(1);
+            assertThat(nvml.retry()).isTrue();
+            assertThat(calls(stub, "nvmlInit_v2")).isEqualTo(1);
+        }
+        assertThat(calls(stub, "nvmlShutdown")).isEqualTo(1);
+    }
+
+    /** A first attempt in the background that fails leaves NVML down and retried, as {@code open} would. */
+    @Test
+    void aFailedFirstAttemptInTheBackgroundIsRetriedLikeAFailedOpen() {
+        stub.stub_set_init_result(DRIVER_NOT_LOADED);
+        List<Runnable> tasks = new ArrayList<>();
+        try (RecoveringNvml nvml = RecoveringNvml.openInBackground(Optional.of(NvmlStub.library()), tasks::add)) {
+            tasks.get(0).run();
+            assertThat(nvml.available()).isFalse();
+            assertThat(nvml.description()).startsWith("NVML not in use: NVML_ERROR_DRIVER_NOT_LOADED");
+            assertThat(nvml.vgpuTypeResolver().supportedTypes(GPU0))
+                    .isEqualTo(VgpuTypeNames.unavailable(nvml.description()));
+            stub.stub_set_init_result(0);
+            assertThat(nvml.retry()).isTrue();
+            assertThat(calls(stub, "nvmlInit_v2")).isEqualTo(2);
+        }
+    }
+
+    /**
+     * The resolver waits for the first attempt: a name asked for during the first scan is NVML's, never "being
+     * loaded". The asking thread must be seen waiting before the attempt runs; a resolver that did not wait would
+     * end instead, and the await below would time out.
+     */
+    @Test
+    void theResolverWaitsForTheFirstAttemptInTheBackground() throws Exception {
+        List<Runnable> tasks = new CopyOnWriteArrayList<>();
+        ExecutorService asker = Executors.newSingleThreadExecutor();
+        try (RecoveringNvml nvml = RecoveringNvml.openInBackground(Optional.of(NvmlStub.library()), tasks::add)) {
+            // The asker thread owns nothing but this one call; the test thread runs the attempt.
+            Thread[] askerThread = new Thread[1];
+            Future<VgpuTypeNames> names = asker.submit(() -> {
+                askerThread[0] = Thread.currentThread();
+                return nvml.vgpuTypeResolver().supportedTypes(GPU0);
+            });
+            await().atMost(PATIENCE).until(() -> askerThread[0] != null
+                    && askerThread[0].getState() == Thread.State.WAITING);
+            assertThat(names).isNotDone();
+
+            tasks.get(0).run();
+
+            assertThat(names.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isEqualTo(CARD0);
+        } finally {
+            asker.shutdownNow();
+        }
+    }
+
+    /** Closed before its first attempt ran: the attempt never loads NVML, and nobody waits for it. */
+    @Test
+    void closedBeforeTheFirstAttemptRanNvmlIsNeverLoaded() {
+        List<Runnable> tasks = new ArrayList<>();
+        RecoveringNvml nvml = RecoveringNvml.openInBackground(Optional.of(NvmlStub.library()), tasks::add);
+        nvml.close();
+
+        tasks.get(0).run();
+
+        nvml.awaitFirstAttempt();
+        assertThat(nvml.available()).isFalse();
+        assertThat(nvml.vgpuTypeResolver().supportedTypes(GPU0)).isInstanceOf(VgpuTypeNames.Unavailable.class);
+        assertThat(calls(stub, "nvmlInit_v2")).isZero();
+    }
+
     @Test
     void ignoreXidsAppliesToTheRunningWatcherAndToOneStartedLater() {
         stub.stub_set_init_result(DRIVER_NOT_LOADED);

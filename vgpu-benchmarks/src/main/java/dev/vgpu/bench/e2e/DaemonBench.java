@@ -221,6 +221,72 @@ public final class DaemonBench {
         }
         row("`serve` start → " + resources.size() + " resources registered + first list (ms)", start,
                 "`java -version`, same flags", version, 1e6);
+        classesAtStart();
+    }
+
+    /** Package prefixes the classes loaded at start are counted by, first match wins. */
+    private static final List<String[]> GROUPS = List.of(
+            new String[] {"io.grpc.netty.shaded.io.netty.", "netty (shaded)"},
+            new String[] {"io.grpc.", "grpc"}, new String[] {"dev.vgpu.", "dev.vgpu"},
+            new String[] {"picocli.", "picocli"}, new String[] {"com.google.common.", "guava"},
+            new String[] {"com.google.protobuf.", "protobuf"}, new String[] {"io.prometheus.", "prometheus"},
+            new String[] {"com.sun.jna.", "JNA"}, new String[] {"org.slf4j.", "slf4j"},
+            new String[] {"java.", "JDK"}, new String[] {"javax.", "JDK"}, new String[] {"jdk.", "JDK"},
+            new String[] {"sun.", "JDK"}, new String[] {"com.sun.", "JDK"});
+
+    /**
+     * One more {@code serve} launch with {@code -Xlog:class+load} until every resource is listed: the classes loaded
+     * by then, counted by package, and how many came from the class-data archive or AOT cache.
+     */
+    private void classesAtStart() throws Exception {
+        Path log = work.resolve("class-load.log");
+        Files.deleteIfExists(log);
+        Path dir = Files.createTempDirectory(work, "plugins-");
+        try (StandInKubelet kubelet = StandInKubelet.start(dir)) {
+            Process daemon = start(serveCommand(dir, freePort()), Map.of(),
+                    List.of("-Xlog:class+load=info:file=" + log));
+            try {
+                kubelet.await(WAIT, k -> resources.stream().allMatch(r -> k.listUpdates(r) >= 1));
+                // What is loaded once registered and listed (the log is flushed per line).
+                Map<String, int[]> counts = new java.util.TreeMap<>();
+                int total = 0;
+                int archived = 0;
+                for (String line : Files.readAllLines(log)) {
+                    int at = line.indexOf("] ", line.indexOf("[class,load]"));
+                    if (at < 0) {
+                        continue;
+                    }
+                    String rest = line.substring(at + 2);
+                    String name = rest.substring(0, Math.max(0, rest.indexOf(' ')));
+                    if (name.isEmpty()) {
+                        continue;
+                    }
+                    boolean shared = rest.contains("source: shared objects file");
+                    String group = "other";
+                    for (String[] g : GROUPS) {
+                        if (name.startsWith(g[0])) {
+                            group = g[1];
+                            break;
+                        }
+                    }
+                    int[] c = counts.computeIfAbsent(group, k -> new int[2]);
+                    c[0]++;
+                    total++;
+                    if (shared) {
+                        c[1]++;
+                        archived++;
+                    }
+                }
+                StringBuilder text = new StringBuilder();
+                counts.entrySet().stream().sorted((a, b) -> b.getValue()[0] - a.getValue()[0]).forEach(e -> text
+                        .append(e.getKey()).append(' ').append(e.getValue()[0]).append(" (").append(e.getValue()[1])
+                        .append(" archived), "));
+                System.out.printf("| classes loaded by `serve` until listed: all (archived) | %d (%d) | | %s | | | |%n",
+                        total, archived, text.substring(0, Math.max(0, text.length() - 2)));
+            } finally {
+                stop(daemon);
+            }
+        }
     }
 
     // ---- serve start with a configuration file --------------------------------------------------------------
@@ -387,6 +453,10 @@ public final class DaemonBench {
                         (double) rss / idle[0]);
                 System.out.printf(Locale.ROOT, "| RSS high-water mark (MiB) | %.1f | | | | | |%n",
                         proc.status("VmHWM") / 1024.0);
+                long anonymous = proc.rollup("Anonymous");
+                long rollupRss = proc.rollup("Rss");
+                System.out.printf(Locale.ROOT, "| RSS anonymous / file-backed and shared, `smaps_rollup` (MiB) | %.1f / %.1f "
+                        + "| | | | | |%n", anonymous / 1024.0, (rollupRss - anonymous) / 1024.0);
                 System.out.printf("| threads | %d | | idle JVM, same flags | %d | | +%d |%n", proc.status("Threads"),
                         idle[1], proc.status("Threads") - idle[1]);
                 System.out.printf("| over the soak: %d rescans; RSS, threads, fds change | %+.1f MiB, %+d, %+d "
@@ -446,11 +516,10 @@ public final class DaemonBench {
     }
 
     private long[] idleBaseline() throws Exception {
-        Manifest plain = new Manifest(manifest.javaToolOptions().stream()
-                .filter(f -> !f.startsWith("-XX:SharedArchiveFile=")).toList(), manifest.args());
         ProcessBuilder builder = new ProcessBuilder(javaCommand(List.of("-cp", benchJar.toString(),
                 Idle.class.getName(), "30")));
-        builder.environment().put("JAVA_TOOL_OPTIONS", plain.javaToolOptionsValue());
+        builder.environment().putAll(manifest.env());
+        builder.environment().put("JAVA_TOOL_OPTIONS", String.join(" ", manifest.flagsWithoutArchive()));
         builder.redirectErrorStream(true);
         Process idle = builder.start();
         try {
@@ -498,7 +567,7 @@ public final class DaemonBench {
         if (manifest.has("--state-dir")) {
             // The manifest's state directory is a host path; each launch gets its own next to its plugin directory,
             // so that a benchmark never writes the host's and two launches never share a lock.
-            args = new Manifest(manifest.javaToolOptions(), args).argsWith("--state-dir",
+            args = manifest.withArgs(args).argsWith("--state-dir",
                     pluginDir.resolveSibling(pluginDir.getFileName() + "-state").toString());
         }
         return daemonCommand(args);
@@ -509,6 +578,7 @@ public final class DaemonBench {
         ProcessBuilder builder = new ProcessBuilder(cmd);
         List<String> flags = new ArrayList<>(manifest.javaToolOptions());
         flags.addAll(extraFlags);
+        builder.environment().putAll(manifest.env());
         builder.environment().put("JAVA_TOOL_OPTIONS", String.join(" ", flags));
         builder.environment().remove("VFIO_VGPU_RESCAN_INTERVAL");
         builder.environment().putAll(env);
@@ -541,8 +611,8 @@ public final class DaemonBench {
     private String output(List<String> cmd, boolean jvm) throws Exception {
         ProcessBuilder builder = new ProcessBuilder(cmd);
         if (jvm) {
-            builder.environment().put("JAVA_TOOL_OPTIONS", manifest.javaToolOptions().stream()
-                    .filter(f -> !f.startsWith("-XX:SharedArchiveFile=")).reduce((a, b) -> a + " " + b).orElse(""));
+            builder.environment().putAll(manifest.env());
+            builder.environment().put("JAVA_TOOL_OPTIONS", String.join(" ", manifest.flagsWithoutArchive()));
         }
         builder.redirectError(ProcessBuilder.Redirect.DISCARD);
         Process p = builder.start();

@@ -5,23 +5,39 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The launch command of the DaemonSet, read from its manifest rather than copied: the container's {@code args} and
- * the folded {@code JAVA_TOOL_OPTIONS} value. A small line reader for the one layout deploy/base uses, not YAML.
+ * the folded {@code JAVA_TOOL_OPTIONS} value and the other environment variables with a one-line value. A small line
+ * reader for the one layout deploy/base uses, not YAML.
  *
  * @param javaToolOptions the JVM flags, one token each
  * @param args            the daemon's arguments, e.g. {@code serve --host-root=/host ...}
+ * @param env             the container's other environment variables with a one-line value (e.g. MALLOC_ARENA_MAX)
  */
-record Manifest(List<String> javaToolOptions, List<String> args) {
+record Manifest(List<String> javaToolOptions, List<String> args, Map<String, String> env) {
+
+    /** The flags that name the daemon's class-data archive or AOT cache, an image path. */
+    private static final List<String> ARCHIVE_FLAGS = List.of("-XX:SharedArchiveFile=", "-XX:AOTCache=");
 
     static Manifest read(Path file) throws IOException {
         List<String> lines = Files.readAllLines(file);
         List<String> flags = new ArrayList<>();
         List<String> args = new ArrayList<>();
+        Map<String, String> env = new LinkedHashMap<>();
         for (int i = 0; i < lines.size(); i++) {
             String line = lines.get(i);
+            String entry = line.strip();
+            if (entry.startsWith("- name: ") && !entry.equals("- name: JAVA_TOOL_OPTIONS") && i + 1 < lines.size()
+                    && lines.get(i + 1).strip().startsWith("value: ")) {
+                String value = lines.get(i + 1).strip().substring("value: ".length()).strip();
+                if (!value.startsWith(">") && !value.startsWith("|")) {
+                    env.put(entry.substring("- name: ".length()).strip(), value.replace("\"", ""));
+                }
+            }
             if (line.strip().equals("args:") && args.isEmpty()) {
                 for (int j = i + 1; j < lines.size(); j++) {
                     String item = lines.get(j).strip();
@@ -54,7 +70,7 @@ record Manifest(List<String> javaToolOptions, List<String> args) {
         if (flags.isEmpty() || args.isEmpty()) {
             throw new IllegalArgumentException(file + ": no JAVA_TOOL_OPTIONS value or no container args found");
         }
-        return new Manifest(List.copyOf(flags), List.copyOf(args));
+        return new Manifest(List.copyOf(flags), List.copyOf(args), Map.copyOf(env));
     }
 
     /** The flags joined as the environment variable holds them. */
@@ -63,17 +79,27 @@ record Manifest(List<String> javaToolOptions, List<String> args) {
     }
 
     /**
-     * The manifest's flags with its class-data archive (an image path) replaced by a local one, or unchanged when
-     * it names none.
+     * The manifest's flags with its class-data archive or AOT cache (an image path) replaced by a local one, or
+     * unchanged when it names none.
      */
     Manifest withArchive(Path localArchive) {
-        List<String> flags = javaToolOptions.stream().map(f -> f.startsWith("-XX:SharedArchiveFile=")
-                ? "-XX:SharedArchiveFile=" + localArchive : f).toList();
-        return new Manifest(flags, args);
+        List<String> flags = javaToolOptions.stream().map(f -> ARCHIVE_FLAGS.stream().filter(f::startsWith)
+                .findFirst().map(prefix -> prefix + localArchive).orElse(f)).toList();
+        return new Manifest(flags, args, env);
+    }
+
+    /** The manifest's flags without its class-data archive or AOT cache. */
+    List<String> flagsWithoutArchive() {
+        return javaToolOptions.stream().filter(f -> ARCHIVE_FLAGS.stream().noneMatch(f::startsWith)).toList();
     }
 
     boolean namesArchive() {
-        return javaToolOptions.stream().anyMatch(f -> f.startsWith("-XX:SharedArchiveFile="));
+        return javaToolOptions.stream().anyMatch(f -> ARCHIVE_FLAGS.stream().anyMatch(f::startsWith));
+    }
+
+    /** With other arguments. */
+    Manifest withArgs(List<String> newArgs) {
+        return new Manifest(javaToolOptions, newArgs, env);
     }
 
     /** Whether the manifest passes {@code --name=...}. */

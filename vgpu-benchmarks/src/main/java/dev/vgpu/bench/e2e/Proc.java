@@ -28,6 +28,20 @@ final class Proc {
         throw new IllegalStateException("no " + field + " in " + dir.resolve("status"));
     }
 
+    /**
+     * A {@code kB} field of {@code smaps_rollup} in KiB: {@code Rss}, {@code Anonymous} (what the process wrote:
+     * heap, metaspace, relocated archive pages); {@code Rss} minus {@code Anonymous} is file-backed (the mapped jar,
+     * libraries, an archive mapped where it was made) or shared.
+     */
+    long rollup(String field) throws IOException {
+        for (String line : Files.readAllLines(dir.resolve("smaps_rollup"))) {
+            if (line.startsWith(field + ":")) {
+                return Long.parseLong(line.substring(field.length() + 1).strip().split("\\s+")[0]);
+            }
+        }
+        throw new IllegalStateException("no " + field + " in " + dir.resolve("smaps_rollup"));
+    }
+
     long fds() throws IOException {
         try (Stream<Path> fds = Files.list(dir.resolve("fd"))) {
             return fds.count();
