@@ -71,7 +71,7 @@ class DaemonJarContentsIT {
     void keepsOurLicenseOnTopAndEachLibrarysLicenseFiles() throws IOException {
         try (JarFile file = new JarFile(jar.toFile())) {
             assertThat(read(file, "META-INF/LICENSE")).contains("Apache License", "Version 2.0");
-            assertThat(read(file, "META-INF/NOTICE")).startsWith("vgpu\n");
+            assertThat(read(file, "META-INF/NOTICE")).startsWith("vgpu\n").contains("fabric8 Kubernetes client");
         }
         assertThat(entries).contains(
                 "META-INF/third-party/grpc-netty-shaded-jar/META-INF/LICENSE.txt",
