@@ -12,6 +12,7 @@ import dev.vgpu.core.spi.Scanner;
 import dev.vgpu.deviceplugin.ResourceStatus;
 import dev.vgpu.dra.ApiClaimReader;
 import dev.vgpu.dra.ApiServer;
+import dev.vgpu.dra.DraHealth;
 import dev.vgpu.dra.DraPlugin;
 import dev.vgpu.dra.KubeletRegistration;
 import dev.vgpu.dra.SlicePublisher;

@@ -1,4 +1,4 @@
-package dev.vgpu.daemon;
+package dev.vgpu.dra;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.vgpu.daemon;
+package dev.vgpu.dra;
 
 import dev.vgpu.attach.GpuFaults;
 import dev.vgpu.attach.Handovers;
@@ -26,7 +26,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Which devices are unhealthy in DRA mode, for the next ResourceSlices ({@code SlicePublisher.health}): the same
+ * Which devices are unhealthy in DRA mode, for the next ResourceSlices ({@link SlicePublisher#health}) and the
+ * kubelet's health stream ({@link DraPlugin#health}): the same
  * signals as the device plugin's health, from the same places: a device's {@code /dev/vfio/<group>} gone or its
  * identity changed ({@link Handovers#groupNodePresent}, {@link Handovers#recheck}, asked every
  * {@link #CHECK_EVERY} and after every new snapshot), and the XIDs NVML reports, with the device plugin's policy
@@ -39,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * of a recovering GPU runs on it too (a short native call). The set of unhealthy ids goes to {@code unhealthy} from
  * that thread, only when it changed.
  */
-final class DraHealth implements AutoCloseable {
+public final class DraHealth implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(DraHealth.class);
     /** As often as the device plugin's health check. */
@@ -67,7 +68,7 @@ final class DraHealth implements AutoCloseable {
      * @param quiet     {@code health.xid.recoverAfter}; zero = never
      * @param unhealthy told the ids of every unhealthy device whenever that set changes
      */
-    DraHealth(Handovers handovers, Path hostRoot, GpuFaults.Probe probe, Duration quiet,
+    public DraHealth(Handovers handovers, Path hostRoot, GpuFaults.Probe probe, Duration quiet,
               Consumer<Set<String>> unhealthy) {
         this.handovers = Objects.requireNonNull(handovers, "handovers");
         this.hostRoot = Objects.requireNonNull(hostRoot, "hostRoot");
@@ -96,14 +97,14 @@ final class DraHealth implements AutoCloseable {
     }
 
     /** Starts the periodic check. */
-    DraHealth start() {
+    public DraHealth start() {
         long every = CHECK_EVERY.toMillis();
         thread.scheduleWithFixedDelay(() -> guarded(this::check), every, every, TimeUnit.MILLISECONDS);
         return this;
     }
 
     /** Checks the devices of {@code next} from now on (any thread; returns at once). */
-    void apply(Snapshot next) {
+    public void apply(Snapshot next) {
         Objects.requireNonNull(next, "next");
         post(() -> {
             snapshot = next;
@@ -112,12 +113,12 @@ final class DraHealth implements AutoCloseable {
     }
 
     /** An XID fault of {@code gpu} (of one GPU instance only, when given), as the device plugin's (any thread). */
-    void markGpuUnhealthy(PciAddress gpu, OptionalInt gpuInstance, String reason) {
+    public void markGpuUnhealthy(PciAddress gpu, OptionalInt gpuInstance, String reason) {
         post(() -> faults.markUnhealthy(gpu, GpuFaults.virtualFunctions(hostRoot, gpu), gpuInstance, reason));
     }
 
     /** A new XID recovery period from now (a configuration reload; any thread). */
-    void recoverAfter(Duration quiet) {
+    public void recoverAfter(Duration quiet) {
         GpuFaults.requireQuiet(quiet);
         post(() -> faults.recoverAfter(quiet));
     }
@@ -226,7 +227,7 @@ final class DraHealth implements AutoCloseable {
     }
 
     /** Ids that are unhealthy now, sorted (for {@code vgpu_devices}); any thread, may be a round old. */
-    List<String> unhealthyIds() {
+    public List<String> unhealthyIds() {
         Set<String> now = published;
         return now == null ? List.of() : now.stream().sorted().toList();
     }
