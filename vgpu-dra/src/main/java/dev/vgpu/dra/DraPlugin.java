@@ -77,7 +77,8 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
             return t;
         });
         this.transport = UnixDomainTransport.create("vgpu-dra", 1, 2);
-        this.health = b.healthStream ? new HealthStreams(b.pool, () -> snapshot, Clock.systemUTC(), b.healthRefresh)
+        this.health = b.healthStream ? new HealthStreams(b.pool, () -> snapshot, Clock.systemUTC(), b.healthRefresh,
+                b.healthThreads)
                 : null;
         List<String> versions = new ArrayList<>(RegistrationService.SUPPORTED_VERSIONS);
         Server dra = null;
@@ -211,6 +212,11 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         private Snapshot snapshot = Snapshot.empty();
         private boolean healthStream;
         private Duration healthRefresh = HealthStreams.REFRESH;
+        private java.util.concurrent.ThreadFactory healthThreads = r -> {
+            Thread t = new Thread(r, HealthStreams.THREAD_NAME);
+            t.setDaemon(true);
+            return t;
+        };
         private DraObserver observer = DraObserver.NONE;
 
         private Builder(Handovers handovers, ClaimReader reader) {
@@ -273,6 +279,12 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         /** How often an unchanged health list is sent again (tests). */
         Builder healthRefresh(Duration value) {
             healthRefresh = Objects.requireNonNull(value, "healthRefresh");
+            return this;
+        }
+
+        /** What makes the health stream's one thread (tests: a factory that remembers its threads). */
+        Builder healthThreads(java.util.concurrent.ThreadFactory value) {
+            healthThreads = Objects.requireNonNull(value, "healthThreads");
             return this;
         }
 

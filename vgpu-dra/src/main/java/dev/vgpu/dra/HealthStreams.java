@@ -58,15 +58,15 @@ final class HealthStreams implements AutoCloseable {
     private Set<String> unhealthy = Set.of();
     private List<String> sentNames = List.of();
 
-    HealthStreams(String pool, Supplier<Snapshot> snapshot, Clock clock, Duration refresh) {
+    /** The health thread's name, unless a caller's factory names it. */
+    static final String THREAD_NAME = "vgpu-dra-health-stream";
+
+    HealthStreams(String pool, Supplier<Snapshot> snapshot, Clock clock, Duration refresh,
+                  java.util.concurrent.ThreadFactory threads) {
         this.pool = Objects.requireNonNull(pool, "pool");
         this.snapshot = Objects.requireNonNull(snapshot, "snapshot");
         this.clock = Objects.requireNonNull(clock, "clock");
-        this.thread = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "vgpu-dra-health");
-            t.setDaemon(true);
-            return t;
-        });
+        this.thread = new ScheduledThreadPoolExecutor(1, Objects.requireNonNull(threads, "threads"));
         thread.setRemoveOnCancelPolicy(true);
         long millis = refresh.toMillis();
         thread.scheduleWithFixedDelay(() -> sendAll(false), millis, millis, TimeUnit.MILLISECONDS);

@@ -7,6 +7,7 @@ import dev.vgpu.core.Snapshot;
 import dev.vgpu.dra.grpc.health.v1.DeviceHealth;
 import dev.vgpu.dra.grpc.health.v1.HealthStatus;
 import dev.vgpu.dra.grpc.health.v1.NodeWatchResourcesResponse;
+import dev.vgpu.testsupport.RecordingThreads;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -32,13 +33,15 @@ class HealthStreamTest {
     @TempDir
     Path tmp;
     DraHarness node;
+    /** Makes the health stream's thread, so a test asks whether that thread ended (not the JVM's threads). */
+    final RecordingThreads threads = new RecordingThreads(HealthStreams.THREAD_NAME);
 
     @BeforeEach
     void start() {
         node = new DraHarness(tmp);
         node.stop();
         // An hour: no refresh in these tests unless one asks for it (no message arrives but for the events here).
-        node.start(b -> b.healthStream(true).healthRefresh(Duration.ofHours(1)));
+        node.start(b -> b.healthStream(true).healthRefresh(Duration.ofHours(1)).healthThreads(threads));
     }
 
     @AfterEach
@@ -146,7 +149,7 @@ class HealthStreamTest {
     void anUnchangedListIsSentAgainWithoutAnyChange() throws Exception {
         assertThat(HealthStreams.REFRESH).as("inside the kubelet's 30 s").isLessThan(Duration.ofSeconds(30));
         node.stop();
-        node.start(b -> b.healthStream(true).healthRefresh(Duration.ofMillis(20)));
+        node.start(b -> b.healthStream(true).healthRefresh(Duration.ofMillis(20)).healthThreads(threads));
         var watch = node.kubelet.watchHealth(node.plugin.draSocket());
 
         for (int i = 0; i < 3; i++) {
@@ -162,8 +165,8 @@ class HealthStreamTest {
         node.plugin.close();
 
         assertThat(watch.completed()).as("the stream ended normally").isTrue();
-        assertThat(Thread.getAllStackTraces().keySet()).noneMatch(t -> t.getName().equals("vgpu-dra-health")
-                && t.isAlive());
+        assertThat(threads.made()).as("the health stream's thread came from the factory").isEqualTo(1);
+        assertThat(threads.alive()).as("threads left: %s", threads.aliveNames()).isZero();
         node.start(); // for stop(): a plugin without the health stream
         assertThat(node.kubelet.getInfo(node.plugin.registrationSocket()).getSupportedVersionsList())
                 .containsExactly("v1.DRAPlugin", "v1beta1.DRAPlugin");

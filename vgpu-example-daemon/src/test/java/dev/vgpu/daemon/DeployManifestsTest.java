@@ -298,7 +298,7 @@ class DeployManifestsTest {
      * RuntimeImageIT runs them against an AOT cache trained as the Dockerfile trains it.
      */
     private static String java25Flags(String maxHeap) {
-        return "-XX:+UseSerialGC -Xss512k -Xms16m -Xmx" + maxHeap + " -Xmn12m -XX:SurvivorRatio=4 "
+        return "-XX:+UseSerialGC -Xss512k -Xms16m -Xmx" + maxHeap + " -Xmn12m -XX:SurvivorRatio=2 "
                 + "-XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=20 -XX:MaxMetaspaceSize=64m "
                 + "-XX:ReservedCodeCacheSize=16m -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 "
                 + "-XX:+UseCompactObjectHeaders -XX:-UsePerfData -XX:TrimNativeHeapInterval=5000 "
