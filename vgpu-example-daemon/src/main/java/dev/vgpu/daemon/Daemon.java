@@ -34,7 +34,6 @@ final class Daemon implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
     /** How often NVML is retried while it is down when no rescans do it. */
-    static final Duration NVML_RETRY_WITHOUT_RESCANS = Duration.ofMinutes(1);
 
     /**
      * What the daemon needs.
@@ -101,9 +100,7 @@ final class Daemon implements AutoCloseable {
         // Loaded beside the first scan: that scan waits for it only to name a vGPU type only NVML knows.
         RecoveringNvml nvml = config.nvmlOptions().openNvmlBesideTheFirstScan();
         List<DeviceSource> sources = config.nvmlOptions().sources();
-        config.interval().raisedFrom().ifPresent(raw -> LOG.warn(
-                "rescan interval {} is below the {} floor; using {}", GoDurations.format(raw),
-                GoDurations.format(RescanInterval.FLOOR), GoDurations.format(config.interval().period())));
+        ScanRounds.warnIfRaised(config.interval(), LOG);
         LiveConfig live = config.config();
         LOG.info("vgpu daemon {} starting: host root {}, device-plugin dir {}, sources {}, {}, rescan {}, pci.ids {},"
                 + " state dir {}, configuration {}, /healthz fails after {}", VgpuDaemon.version(), config.hostRoot(), config.devicePluginDir(),
@@ -134,14 +131,8 @@ final class Daemon implements AutoCloseable {
             nvml.ignoreXids(policy.ignored());
             plugins.recoverGpuFaultsAfter(policy.recoverAfter());
         });
-        // The first scan runs on the loop's thread too, so the liveness probe sees it if it hangs.
-        // NVML is retried before every round while it is down, and the configuration read again when SIGHUP asked.
         FailedScans failedScans = new FailedScans(metrics, config.failedScansLimit());
-        RescanLoop loop = new RescanLoop(scanner, plugins, config.interval().enabled()
-                ? config.interval().period() : RescanInterval.FLOOR, Snapshot.empty(), failedScans, () -> {
-                    live.reloadIfRequested(); // a SIGHUP's new configuration applies from this round on
-                    nvml.retry();
-                });
+        RescanLoop loop = ScanRounds.loop(scanner, plugins, config.interval(), failedScans, live, nvml);
         rescans.set(loop);
         Optional<OpsServer> ops;
         try {
@@ -158,12 +149,7 @@ final class Daemon implements AutoCloseable {
         }
         Daemon daemon = new Daemon(nvml, plugins, loop, ops);
         created.accept(daemon);
-        // Before the first scan, so that a SIGHUP once "serving" is logged is never the JVM's default (an exit).
-        Signals.onHangup(() -> {
-            metrics.rescanRequested();
-            live.requestReload(); // read on the rescan thread, before the round this SIGHUP asks for
-            LOG.info("SIGHUP: rescanning now{}", loop.requestRescan() ? "" : " (a rescan is already waiting)");
-        });
+        ScanRounds.rescanOnHangup(metrics, live, loop, LOG);
         LOG.info("first scan of the host");
         try {
             loop.runNow();
@@ -179,17 +165,7 @@ final class Daemon implements AutoCloseable {
                 first.deviceCount(), first.skipped().size());
         // From here on as if NVML had been opened before the scan (registration is already under way).
         nvml.awaitFirstAttempt();
-        // Now, or once NVML is up; nothing at all when the configuration turns XID health off.
-        if (!live.xidPolicy().watch(nvml, new XidHealth(metrics, plugins::markGpuUnhealthy))) {
-            LOG.info("XID health off: health.xid.enabled is false in the configuration; no NVML event is registered");
-        }
-        if (config.interval().enabled()) {
-            loop.start();
-        } else {
-            // No scan will retry NVML: its own thread does, and one rescan names what only NVML can name.
-            nvml.onRecovery(loop::requestRescan);
-            nvml.retryEvery(NVML_RETRY_WITHOUT_RESCANS);
-        }
+        ScanRounds.afterFirstScan(config.interval(), live, nvml, loop, metrics, plugins::markGpuUnhealthy, LOG);
         return daemon;
     }
 

@@ -97,9 +97,7 @@ final class DraDaemon implements AutoCloseable {
     static DraDaemon start(Config config, Consumer<DraDaemon> created) {
         DraOptions.Settings dra = config.dra();
         List<DeviceSource> sources = config.nvmlOptions().sources();
-        config.interval().raisedFrom().ifPresent(raw -> LOG.warn(
-                "rescan interval {} is below the {} floor; using {}", GoDurations.format(raw),
-                GoDurations.format(RescanInterval.FLOOR), GoDurations.format(config.interval().period())));
+        ScanRounds.warnIfRaised(config.interval(), LOG);
         KubernetesClient client;
         try {
             client = ApiServer.connect(dra.kubeconfig());
@@ -158,15 +156,11 @@ final class DraDaemon implements AutoCloseable {
         });
         FailedScans failedScans = new FailedScans(metrics, config.failedScansLimit());
         // Each snapshot: Prepare's devices (stored at once), then the slices and the health checks (posted).
-        RescanLoop loop = new RescanLoop(scanner, (next, plan) -> {
+        RescanLoop loop = ScanRounds.loop(scanner, (next, plan) -> {
             plugin.apply(next, plan);
             slices.publish(next);
             health.apply(next);
-        }, config.interval().enabled() ? config.interval().period() : RescanInterval.FLOOR, Snapshot.empty(),
-                failedScans, () -> {
-                    live.reloadIfRequested();
-                    nvml.retry();
-                });
+        }, config.interval(), failedScans, live, nvml);
         rescans.set(loop);
         Optional<OpsServer> ops;
         try {
@@ -187,11 +181,7 @@ final class DraDaemon implements AutoCloseable {
         DraDaemon daemon = new DraDaemon(nvml, client, plugin, slices, health, loop, ops);
         self.set(daemon);
         created.accept(daemon);
-        Signals.onHangup(() -> {
-            metrics.rescanRequested();
-            live.requestReload();
-            LOG.info("SIGHUP: rescanning now{}", loop.requestRescan() ? "" : " (a rescan is already waiting)");
-        });
+        ScanRounds.rescanOnHangup(metrics, live, loop, LOG);
         LOG.info("first scan of the host");
         try {
             loop.runNow();
@@ -201,15 +191,7 @@ final class DraDaemon implements AutoCloseable {
         Snapshot first = loop.current();
         LOG.info("DRA mode: {} devices of {} resources in node {}'s pool; {} devices skipped", first.deviceCount(),
                 first.resources().size(), dra.nodeName(), first.skipped().size());
-        if (!live.xidPolicy().watch(nvml, new XidHealth(metrics, health::markGpuUnhealthy))) {
-            LOG.info("XID health off: health.xid.enabled is false in the configuration; no NVML event is registered");
-        }
-        if (config.interval().enabled()) {
-            loop.start();
-        } else {
-            nvml.onRecovery(loop::requestRescan);
-            nvml.retryEvery(Daemon.NVML_RETRY_WITHOUT_RESCANS);
-        }
+        ScanRounds.afterFirstScan(config.interval(), live, nvml, loop, metrics, health::markGpuUnhealthy, LOG);
         return daemon;
     }
 

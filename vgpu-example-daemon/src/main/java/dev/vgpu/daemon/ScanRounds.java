@@ -1,0 +1,76 @@
+package dev.vgpu.daemon;
+
+import dev.vgpu.core.RescanInterval;
+import dev.vgpu.core.RescanLoop;
+import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.SnapshotSink;
+import dev.vgpu.core.internal.GoDurations;
+import dev.vgpu.core.spi.Scanner;
+import dev.vgpu.nvml.RecoveringNvml;
+import java.time.Duration;
+import org.slf4j.Logger;
+
+/**
+ * The discovery rounds both {@code serve} modes run the same way, whatever receives their snapshots (the device
+ * plugins, or the DRA plugin and its slices): the loop with its per-round hooks, the rescan a SIGHUP asks for, and what
+ * starts once the first scan is served (XID events, then periodic rescans or NVML retries).
+ */
+final class ScanRounds {
+
+    /** How often NVML is tried again when no rescan does it (rescans off). */
+    static final Duration NVML_RETRY_WITHOUT_RESCANS = Duration.ofMinutes(1);
+
+    private ScanRounds() {
+    }
+
+    /** One WARN when the configured interval was raised to the floor. */
+    static void warnIfRaised(RescanInterval interval, Logger log) {
+        interval.raisedFrom().ifPresent(raw -> log.warn("rescan interval {} is below the {} floor; using {}",
+                GoDurations.format(raw), GoDurations.format(RescanInterval.FLOOR),
+                GoDurations.format(interval.period())));
+    }
+
+    /**
+     * The loop that runs every round on its own thread, the first scan too (so the liveness probe sees it if it
+     * hangs). Before each round NVML is tried again while it is down, and the configuration is read again when a
+     * SIGHUP asked; a SIGHUP's new configuration applies from that round on.
+     */
+    static RescanLoop loop(Scanner scanner, SnapshotSink sink, RescanInterval interval, FailedScans failedScans,
+                           LiveConfig live, RecoveringNvml nvml) {
+        return new RescanLoop(scanner, sink, interval.enabled() ? interval.period() : RescanInterval.FLOOR,
+                Snapshot.empty(), failedScans, () -> {
+                    live.reloadIfRequested();
+                    nvml.retry();
+                });
+    }
+
+    /**
+     * A SIGHUP asks for a reload (read on the rescan thread, before the round it asks for) and a rescan. In place
+     * before the first scan, so that a SIGHUP once "serving" is logged is never the JVM's default (an exit).
+     */
+    static void rescanOnHangup(Metrics metrics, LiveConfig live, RescanLoop loop, Logger log) {
+        Signals.onHangup(() -> {
+            metrics.rescanRequested();
+            live.requestReload();
+            log.info("SIGHUP: rescanning now{}", loop.requestRescan() ? "" : " (a rescan is already waiting)");
+        });
+    }
+
+    /**
+     * After the first scan: XID events to {@code marks} (now, or once NVML is up; nothing when the configuration turns
+     * XID health off), then periodic rescans, or, without them, NVML's own retry thread and one rescan when it comes
+     * up (to name what only NVML can name).
+     */
+    static void afterFirstScan(RescanInterval interval, LiveConfig live, RecoveringNvml nvml, RescanLoop loop,
+                               Metrics metrics, XidHealth.Marks marks, Logger log) {
+        if (!live.xidPolicy().watch(nvml, new XidHealth(metrics, marks))) {
+            log.info("XID health off: health.xid.enabled is false in the configuration; no NVML event is registered");
+        }
+        if (interval.enabled()) {
+            loop.start();
+        } else {
+            nvml.onRecovery(loop::requestRescan);
+            nvml.retryEvery(NVML_RETRY_WITHOUT_RESCANS);
+        }
+    }
+}
