@@ -72,6 +72,12 @@ final class DaemonProcess implements AutoCloseable {
                 args);
     }
 
+    /** The same with these environment variables added. */
+    static DaemonProcess startAsManifest(java.util.Map<String, String> env, Path log, String... args)
+            throws IOException {
+        return start(runtimeJdk().resolve("bin/java"), manifestJvmOptions(), env, jar().toString(), log, args);
+    }
+
     /**
      * The JDK the Dockerfile links the image's runtime from (Temurin 25; Maven's {@code ffm.jdk.home}, docs/BUILD.md),
      * as failsafe passes it.

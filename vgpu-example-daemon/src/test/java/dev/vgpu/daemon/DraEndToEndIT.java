@@ -100,8 +100,9 @@ class DraEndToEndIT {
         Path stub = Path.of(System.getProperty("vgpu.nvml.stub"));
 
         try (TestKubelet kubeletSide = new TestKubelet();
-             DaemonProcess daemon = DaemonProcess.startWithEnv(Map.of("VGPU_NVML_STUB_EVENTS", events.toString()),
-                     DaemonProcess.jar().toString(), tmp.resolve("daemon.log"), "serve", "--mode", "dra",
+             // On the image's JVM with the manifest's flags (its heap, -Xmx48m): what the DRA pod really runs.
+             DaemonProcess daemon = DaemonProcess.startAsManifest(Map.of("VGPU_NVML_STUB_EVENTS", events.toString()),
+                     tmp.resolve("daemon.log"), "serve", "--mode", "dra",
                      "--host-root", root.toString(), "--kubelet-root", kubelet.toString(), "--cdi-dir",
                      cdi.toString(), "--state-dir", tmp.resolve("state").toString(), "--node-name", NODE,
                      "--kubeconfig", kubeconfig.toString(), "--nvml-library", stub.toString(), "--pci-ids",
@@ -194,13 +195,22 @@ class DraEndToEndIT {
             assertThat(daemon.output()).contains("DRA device 0000:41:00.0 is unhealthy: its GPU reported a critical"
                     + " XID");
 
+            // A figure for the report, not an assertion: the DRA pod's memory after this test's work (docs/BUILD.md).
+            System.out.println("DRA mode, manifest's JVM flags: " + memory(daemon.process.pid()));
             daemon.process.destroy();
             assertThat(daemon.awaitExit(30)).as(daemon.output()).isZero();
             assertThat(Files.exists(endpoint)).isFalse();
         }
     }
 
-    /** A claim in the API server with one result of this driver for request {@code gpu}, as the scheduler writes. */
+    /** VmRSS and VmHWM of a process, as {@code /proc/PID/status} says them. */
+    private static String memory(long pid) throws java.io.IOException {
+        return Files.readAllLines(Path.of("/proc", Long.toString(pid), "status")).stream()
+                .filter(l -> l.startsWith("VmRSS:") || l.startsWith("VmHWM:")).map(l -> l.replaceAll("\\s+", " "))
+                .collect(java.util.stream.Collectors.joining(", "));
+    }
+
+        /** A claim in the API server with one result of this driver for request {@code gpu}, as the scheduler writes. */
     private Claim claim(String name, Map<String, String> annotations, String device) {
         ResourceClaim claim = new ResourceClaim();
         claim.setMetadata(new ObjectMetaBuilder().withNamespace("vms").withName(name).withAnnotations(annotations)

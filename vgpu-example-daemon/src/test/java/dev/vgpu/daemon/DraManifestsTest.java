@@ -144,10 +144,13 @@ class DraManifestsTest {
         }
         JsonNode c = container(ds);
         JsonNode plain = container(defaultDaemonSet);
-        for (String field : List.of("image", "securityContext", "resources", "ports", "livenessProbe",
-                "readinessProbe")) {
+        for (String field : List.of("image", "securityContext", "ports", "livenessProbe", "readinessProbe")) {
             assertThat(c.path(field)).as(field).isEqualTo(plain.path(field));
         }
+        // The same resources but a larger memory request (the API-server client loads in this mode only).
+        assertThat(c.at("/resources/limits")).isEqualTo(plain.at("/resources/limits"));
+        assertThat(c.at("/resources/requests/cpu")).isEqualTo(plain.at("/resources/requests/cpu"));
+        assertThat(c.at("/resources/requests/memory").asText()).isEqualTo("160Mi");
         List<String> args = strings(c.path("args"));
         assertThat(args.get(0)).isEqualTo("serve");
         assertThat(flag(c, "--mode")).isEqualTo("dra");
