@@ -122,6 +122,21 @@ class DeployManifestsTest {
     }
 
     /** No deprecated field ({@code bases}, {@code patchesStrategicMerge}): kustomize v5 would warn on stderr. */
+    /**
+     * Every DaemonSet's arguments are ones the daemon's own command line accepts: no option the CLI does not know, no
+     * malformed value (what the daemon checks only when it runs, such as missing directories, is not asked here).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"default", "nvml", "nvml-runtimeclass", "dra"})
+    void theDaemonSetsArgumentsParseAsTheDaemonsCommandLine(String overlay) {
+        List<String> args = strings(container(daemonSet(overlay)).path("args"));
+        picocli.CommandLine cli = new picocli.CommandLine(new VgpuDaemon(Map.of()));
+        picocli.CommandLine.ParseResult parsed = cli.parseArgs(args.toArray(String[]::new));
+        assertThat(parsed.subcommand()).as("a subcommand").isNotNull();
+        assertThat(parsed.subcommand().commandSpec().name()).isEqualTo(args.get(0));
+        assertThat(parsed.subcommand().unmatched()).as("unmatched arguments").isEmpty();
+    }
+
     @Test
     void kustomizeWarnsAboutNothing() {
         assertThat(warnings).hasSize(rendered.size());
