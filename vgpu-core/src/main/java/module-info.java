@@ -1,7 +1,8 @@
 /**
  * Domain values, the {@link dev.vgpu.core.spi.DeviceSource} SPI, immutable snapshots and the pure
- * reconciler. Knows no sysfs, sockets or native code: sources get everything through
- * {@link dev.vgpu.core.spi.Host}.
+ * reconciler. Knows no sysfs or sockets: sources get everything through {@link dev.vgpu.core.spi.Host}. Its one
+ * native part is the attribute reader of its Java 22 classes (libc {@code openat}, {@code fstat}, {@code read}
+ * through {@code java.lang.foreign}), which reads files, not devices.
  *
  * <p>{@code dev.vgpu.core.internal} holds the project's text helpers (escaping outside text for messages, the JSON
  * writer, Go's duration printing); it is not API and is exported only to the sibling modules that use it.

@@ -1,6 +1,5 @@
 package dev.vgpu.core;
 
-import dev.vgpu.core.internal.GoDurations;
 import java.time.Duration;
 
 /**

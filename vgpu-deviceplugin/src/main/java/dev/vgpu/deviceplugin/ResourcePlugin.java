@@ -73,8 +73,6 @@ final class ResourcePlugin {
     private State state = State.NEW;
     /** An old server is shutting down outside the context; the plugin serves again once that is done. */
     private boolean restarting;
-    /** Whether ListAndWatch streams may be opened (a server is up and not shutting down). */
-    private boolean acceptingStreams;
     private AdvertisedDevices advertised;
     /** Written only in the context; read by any thread. */
     private volatile View view;
@@ -247,7 +245,7 @@ final class ResourcePlugin {
     void openStream(ServerCallStreamObserver<ListAndWatchResponse> observer) {
         DeviceListStream stream = streams.prepare(observer);
         env.context().execute(() -> {
-            if (!acceptingStreams) {
+            if (!server.serving()) {
                 // The server is shutting down (stop or restart): the kubelet dials the new server instead.
                 stream.refuse(Status.UNAVAILABLE.withDescription(name + " is restarting or stopped")
                         .asRuntimeException());
@@ -317,9 +315,9 @@ final class ResourcePlugin {
     }
 
     private void serveAndRegister() {
-        acceptingStreams = server.serve(service);
+        boolean serving = server.serve(service);
         republish();
-        if (acceptingStreams) {
+        if (serving) {
             registrar.request();
         }
     }
@@ -331,7 +329,6 @@ final class ResourcePlugin {
      */
     private Runnable detach(boolean graceful) {
         registrar.cancel();
-        acceptingStreams = false;
         streams.endAll(graceful);
         Runnable rest = server.detach(graceful);
         republish();

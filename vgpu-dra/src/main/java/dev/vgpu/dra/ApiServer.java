@@ -30,12 +30,21 @@ public final class ApiServer {
      * @throws IOException when the kubeconfig file cannot be read or makes no configuration, in words
      */
     public static KubernetesClient connect(Optional<Path> kubeconfig) throws IOException {
+        return new KubernetesClientBuilder().withConfig(config(kubeconfig))
+                .withHttpClientFactory(new JdkHttpClientFactory()).build();
+    }
+
+    /** The client's configuration, as {@link #connect} uses it (tests read it without building a client). */
+    static Config config(Optional<Path> kubeconfig) throws IOException {
         Config config;
         if (kubeconfig.isPresent()) {
-            String text = Files.readString(kubeconfig.get());
+            if (!Files.isReadable(kubeconfig.get())) {
+                throw new IOException("the kubeconfig " + kubeconfig.get() + " cannot be read");
+            }
             try {
-                config = Config.fromKubeconfig(text);
-            } catch (KubernetesClientException | IllegalArgumentException e) {
+                // From the file, not its text: relative certificate, key and exec paths in it are relative to it.
+                config = Config.fromKubeconfig(kubeconfig.get().toFile());
+            } catch (KubernetesClientException | IllegalArgumentException | java.io.UncheckedIOException e) {
                 throw new IOException("the kubeconfig " + kubeconfig.get() + " cannot be used: " + e.getMessage(), e);
             }
         } else {
@@ -43,8 +52,7 @@ public final class ApiServer {
         }
         config.setRequestTimeout(10_000);
         config.setConnectionTimeout(10_000);
-        return new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(new JdkHttpClientFactory())
-                .build();
+        return config;
     }
 
     /** A failure of the API server or of reaching it, in one line without class names. */

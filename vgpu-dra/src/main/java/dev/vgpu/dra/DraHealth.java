@@ -5,6 +5,7 @@ import dev.vgpu.attach.Handovers;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.internal.Threads;
 import dev.vgpu.core.spi.DeviceCheck;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,7 +17,6 @@ import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -73,11 +73,7 @@ public final class DraHealth implements AutoCloseable {
         this.handovers = Objects.requireNonNull(handovers, "handovers");
         this.hostRoot = Objects.requireNonNull(hostRoot, "hostRoot");
         this.unhealthy = Objects.requireNonNull(unhealthy, "unhealthy");
-        this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "vgpu-dra-health");
-            t.setDaemon(true);
-            return t;
-        });
+        this.thread = Threads.owner(Threads.daemon("vgpu-dra-health"));
         GpuFaults.Context context = new GpuFaults.Context() {
             @Override
             public void execute(Runnable task) {
@@ -87,7 +83,7 @@ public final class DraHealth implements AutoCloseable {
             @Override
             public Future<?> schedule(Runnable task, long delayNanos) {
                 try {
-                    return thread.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+                    return thread.schedule(() -> guarded(task), delayNanos, TimeUnit.NANOSECONDS);
                 } catch (RejectedExecutionException e) {
                     return java.util.concurrent.CompletableFuture.completedFuture(null); // closing
                 }
@@ -215,15 +211,7 @@ public final class DraHealth implements AutoCloseable {
     @Override
     public void close() {
         post(faults::close);
-        thread.shutdown();
-        try {
-            if (!thread.awaitTermination(5, TimeUnit.SECONDS)) {
-                thread.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            thread.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
+        Threads.stop(thread, Duration.ofSeconds(5));
     }
 
     /** Ids that are unhealthy now, sorted (for {@code vgpu_devices}); any thread, may be a round old. */

@@ -45,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * ({@code vgpu-dra-claims}), which owns every prepared claim, the checkpoint and the files under the CDI and
  * metadata directories; the snapshot is written by the caller of {@link #apply} and read by the claims thread
  * through a {@code volatile}; the registration verdict is written by a call thread, read by anyone. With the health
- * stream on, the health thread ({@code vgpu-dra-health}) owns the open streams and the unhealthy ids.
+ * stream on, the health thread ({@code vgpu-dra-health-stream}) owns the open streams and the unhealthy ids.
  */
 public final class DraPlugin implements SnapshotSink, AutoCloseable {
 

@@ -1,6 +1,7 @@
 package dev.vgpu.dra;
 
 import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.internal.Threads;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * list) and again every {@code refresh} (the kubelet takes a device it has not heard of for 30 s as unknown). A
  * device is unhealthy when its id is in the set last given to {@link #health}, healthy otherwise.
  *
- * <p>Threads: the one health thread ({@code vgpu-dra-health}) owns the open streams, the unhealthy ids and the
+ * <p>Threads: the one health thread ({@value #THREAD_NAME}) owns the open streams, the unhealthy ids and the
  * device names last sent; gRPC's threads (a stream opened, ready, cancelled) and the plugin's callers
  * ({@link #health}, {@link #snapshotChanged}) only post to it, so every message of a stream is sent from that thread.
  * A stream that flow control holds back keeps one pending flag and gets the then-current list when it is ready.
@@ -66,8 +67,7 @@ final class HealthStreams implements AutoCloseable {
         this.pool = Objects.requireNonNull(pool, "pool");
         this.snapshot = Objects.requireNonNull(snapshot, "snapshot");
         this.clock = Objects.requireNonNull(clock, "clock");
-        this.thread = new ScheduledThreadPoolExecutor(1, Objects.requireNonNull(threads, "threads"));
-        thread.setRemoveOnCancelPolicy(true);
+        this.thread = Threads.owner(Objects.requireNonNull(threads, "threads"));
         long millis = refresh.toMillis();
         thread.scheduleWithFixedDelay(() -> sendAll(false), millis, millis, TimeUnit.MILLISECONDS);
     }
@@ -135,15 +135,7 @@ final class HealthStreams implements AutoCloseable {
             });
             pendingBySink.clear();
         });
-        thread.shutdown();
-        try {
-            if (!thread.awaitTermination(5, TimeUnit.SECONDS)) {
-                thread.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            thread.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
+        Threads.stop(thread, Duration.ofSeconds(5));
     }
 
     private void post(Runnable task) {

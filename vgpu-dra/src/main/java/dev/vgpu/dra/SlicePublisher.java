@@ -1,6 +1,7 @@
 package dev.vgpu.dra;
 
 import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.internal.Threads;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -19,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -64,6 +64,7 @@ public final class SlicePublisher implements AutoCloseable {
     private final ScheduledExecutorService thread;
     private final Clock clock;
     private final DraObserver observer;
+    private final boolean watching;
 
     // Owned by `thread`.
     private Snapshot snapshot;
@@ -75,6 +76,8 @@ public final class SlicePublisher implements AutoCloseable {
     private Duration backoff = FIRST_BACKOFF;
     private ScheduledFuture<?> retry;
     private Watch watch;
+    /** Why the watch could not start, as last logged; null while it runs or was never refused. */
+    private String watchFailure;
     private boolean closed;
     private final Map<String, String> taintedSince = new HashMap<>();
 
@@ -86,13 +89,10 @@ public final class SlicePublisher implements AutoCloseable {
         this.node = b.node;
         this.clock = b.clock;
         this.observer = b.observer;
-        this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "vgpu-dra-slices");
-            t.setDaemon(true);
-            return t;
-        });
+        this.watching = b.watch;
+        this.thread = Threads.owner(Threads.daemon("vgpu-dra-slices"));
         long every = b.checkEvery.toMillis();
-        thread.scheduleWithFixedDelay(() -> round("the periodic check"), every, every, TimeUnit.MILLISECONDS);
+        thread.scheduleWithFixedDelay(() -> check("the periodic check"), every, every, TimeUnit.MILLISECONDS);
     }
 
     /** Starts a publisher of {@code driver}'s pool on {@code node}. */
@@ -166,7 +166,6 @@ public final class SlicePublisher implements AutoCloseable {
             }
             failure = null;
             backoff = FIRST_BACKOFF;
-            ensureWatch();
         } catch (RuntimeException e) {
             String text = ApiServer.describe(e);
             if (!text.equals(failure)) {
@@ -184,6 +183,18 @@ public final class SlicePublisher implements AutoCloseable {
                 retry = null;
                 round("a retry");
             }, wait.toMillis(), TimeUnit.MILLISECONDS);
+            return;
+        }
+        ensureWatch();
+    }
+
+    /**
+     * A round that the periodic check or a deleted slice asks for; while a retry is pending it waits for that retry,
+     * so the backoff holds during an outage.
+     */
+    private void check(String why) {
+        if (retry == null) {
+            round(why);
         }
     }
 
@@ -285,18 +296,40 @@ public final class SlicePublisher implements AutoCloseable {
                 && node.equals(s.getSpec().getNodeName())).toList();
     }
 
+    /**
+     * Watches the node's slices, so that one the kubelet deletes comes back at once. A watch that cannot start (no
+     * {@code watch} permission, an API server that refuses it) is not a failed publish: the slices are published, the
+     * periodic check still recreates deleted ones, and the next successful round tries the watch again.
+     */
     private void ensureWatch() {
-        if (watch != null) {
+        if (watch != null || !watching) {
             return;
         }
-        watch = client.resources(ResourceSlice.class)
+        try {
+            watch = startWatch();
+            if (watchFailure != null) {
+                LOG.info("Watching node {}'s ResourceSlices again", node);
+                watchFailure = null;
+            }
+        } catch (RuntimeException e) {
+            String text = ApiServer.describe(e);
+            if (!text.equals(watchFailure)) {
+                LOG.warn("Cannot watch node {}'s ResourceSlices ({}); the periodic check recreates deleted slices",
+                        node, text);
+            }
+            watchFailure = text;
+        }
+    }
+
+    private Watch startWatch() {
+        return client.resources(ResourceSlice.class)
                 .withLabel(SliceObjects.labelKey(driver), SliceObjects.labelValue(node)).watch(new Watcher<>() {
                     @Override
                     public void eventReceived(Action action, ResourceSlice slice) {
                         // A fabric8 thread: only post.
                         if (action == Action.DELETED) {
                             String name = slice.getMetadata() == null ? "?" : slice.getMetadata().getName();
-                            post(() -> round("slice " + name + " was deleted"));
+                            post(() -> check("slice " + name + " was deleted"));
                         }
                     }
 
@@ -305,7 +338,7 @@ public final class SlicePublisher implements AutoCloseable {
                         post(() -> {
                             LOG.debug("watch of node {}'s ResourceSlices ended: {}", node, cause.getMessage());
                             watch = null;
-                            round("the watch ended");
+                            check("the watch ended");
                         });
                     }
                 });
@@ -321,15 +354,7 @@ public final class SlicePublisher implements AutoCloseable {
                 watch = null;
             }
         });
-        thread.shutdown();
-        try {
-            if (!thread.awaitTermination(10, TimeUnit.SECONDS)) {
-                thread.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            thread.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
+        Threads.stop(thread, Duration.ofSeconds(10));
     }
 
     /** Configuration of a {@link SlicePublisher}; not thread-safe. */
@@ -340,6 +365,7 @@ public final class SlicePublisher implements AutoCloseable {
         private Duration checkEvery = Duration.ofSeconds(30);
         private Clock clock = Clock.systemUTC();
         private DraObserver observer = DraObserver.NONE;
+        private boolean watch = true;
 
         private Builder(KubernetesClient client, DriverName driver, String node) {
             this.client = Objects.requireNonNull(client, "client");
@@ -362,6 +388,12 @@ public final class SlicePublisher implements AutoCloseable {
         /** The clock taints' {@code timeAdded} come from. */
         public Builder clock(Clock value) {
             clock = Objects.requireNonNull(value, "clock");
+            return this;
+        }
+
+        /** Whether deleted slices are watched for (tests: off, so that only the periodic check recreates them). */
+        Builder watch(boolean value) {
+            watch = value;
             return this;
         }
 

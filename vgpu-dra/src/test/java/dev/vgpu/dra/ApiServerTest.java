@@ -38,4 +38,28 @@ class ApiServerTest {
                     .isEqualTo(client.nodes().withName("node-a").get().getMetadata().getUid());
         }
     }
+
+    @Test
+    void relativePathsInAKubeconfigAreRelativeToItsDirectory() throws Exception {
+        Path dir = java.nio.file.Files.createDirectories(tmp.resolve("conf"));
+        Path kubeconfig = Files.writeString(dir.resolve("kubeconfig"), """
+                apiVersion: v1
+                kind: Config
+                clusters: [{name: mock, cluster: {server: "http://%s:%d", certificate-authority: ca.crt}}]
+                users: [{name: u, user: {token: t}}]
+                contexts: [{name: mock, context: {cluster: mock, user: u}}]
+                current-context: mock
+                """.formatted(server.getHostName(), server.getPort()));
+
+        // The configuration only: building a client would read the (absent) certificate.
+        assertThat(Path.of(ApiServer.config(Optional.of(kubeconfig)).getCaCertFile()))
+                .isEqualTo(dir.resolve("ca.crt"));
+    }
+
+    @Test
+    void aKubeconfigThatCannotBeReadIsAnErrorNamingIt() {
+        Path missing = tmp.resolve("missing");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ApiServer.connect(Optional.of(missing)))
+                .isInstanceOf(java.io.IOException.class).hasMessageContaining(missing.toString());
+    }
 }

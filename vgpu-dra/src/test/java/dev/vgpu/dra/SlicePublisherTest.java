@@ -56,8 +56,12 @@ class SlicePublisherTest {
     }
 
     private SlicePublisher publisher(Duration checkEvery) {
+        return publisher(checkEvery, true);
+    }
+
+    private SlicePublisher publisher(Duration checkEvery, boolean watch) {
         SlicePublisher p = SlicePublisher.builder(client, DriverName.DEFAULT, "node-a").checkEvery(checkEvery)
-                .clock(Clock.fixed(Instant.parse("2026-03-01T10:00:00Z"), ZoneOffset.UTC)).start();
+                .clock(Clock.fixed(Instant.parse("2026-03-01T10:00:00Z"), ZoneOffset.UTC)).watch(watch).start();
         closing.add(p);
         return p;
     }
@@ -171,7 +175,8 @@ class SlicePublisherTest {
     @Test
     void slicesDeletedBehindItsBackAreRecreatedByThePeriodicCheck() {
         node(client, "node-a");
-        SlicePublisher p = publisher(Duration.ofMillis(200));
+        // No watch: only the periodic check can bring the slice back.
+        SlicePublisher p = publisher(Duration.ofMillis(200), false);
         p.publish(vfs(3));
         ResourceSlice first = awaitSlices(l -> l.size() == 1).get(0);
 
@@ -222,6 +227,8 @@ class SlicePublisherTest {
 
         p.publish(vfs(2));
 
+        // The round has ended (its own slice written) before the others are looked at.
+        await().atMost(WAIT).until(() -> p.status().slices() == 1);
         List<ResourceSlice> all = awaitSlices(l -> l.size() == 3);
         assertThat(all).filteredOn(s -> s.getSpec().getDriver().equals("net.example.com")).singleElement()
                 .satisfies(s -> assertThat(generation(s)).isEqualTo(4));

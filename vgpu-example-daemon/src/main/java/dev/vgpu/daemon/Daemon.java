@@ -33,7 +33,6 @@ import org.slf4j.LoggerFactory;
 final class Daemon implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
-    /** How often NVML is retried while it is down when no rescans do it. */
 
     /**
      * What the daemon needs.
@@ -164,8 +163,8 @@ final class Daemon implements AutoCloseable {
         LOG.info("serving {} resources with {} devices; {} devices skipped", first.resources().size(),
                 first.deviceCount(), first.skipped().size());
         // From here on as if NVML had been opened before the scan (registration is already under way).
-        nvml.awaitFirstAttempt();
-        ScanRounds.afterFirstScan(config.interval(), live, nvml, loop, metrics, plugins::markGpuUnhealthy, LOG);
+        ScanRounds.afterFirstScan(config.interval(), live, nvml, loop, metrics, plugins::markGpuUnhealthy,
+                daemon::isClosed, LOG);
         return daemon;
     }
 
@@ -178,12 +177,7 @@ final class Daemon implements AutoCloseable {
      * cannot serve, or a gRPC transport that lost a call to a JVM error (docs/RELIABILITY.md, "The gRPC servers").
      */
     static List<String> liveness(RescanLoop loop, PluginManager plugins, Duration deadline, FailedScans failedScans) {
-        List<String> problems = new ArrayList<>();
-        failedScans.problem().ifPresent(problems::add);
-        loop.runningFor().filter(running -> running.compareTo(deadline) > 0).ifPresent(running -> problems.add(
-                "a discovery round has been running for " + GoDurations.format(running.truncatedTo(
-                        java.time.temporal.ChronoUnit.SECONDS)) + ", longer than its deadline "
-                        + GoDurations.format(deadline) + " (is a sysfs read blocked?)"));
+        List<String> problems = new ArrayList<>(ScanRounds.liveness(loop, deadline, failedScans));
         plugins.status().stream().filter(s -> !s.serving()).forEach(s -> problems.add(
                 "the device plugin of " + s.name().fullName() + " is not serving on its socket"));
         plugins.transportFailure().ifPresent(failure -> problems.add(failure + "; restart the daemon"));

@@ -106,7 +106,8 @@ final class DraDaemon implements AutoCloseable {
             throw new CannotStart(dra.kubeconfig().map(f -> "the kubeconfig " + f).orElse("the in-cluster API server"
                     + " configuration") + " cannot be used: " + causes(e), e);
         }
-        RecoveringNvml nvml = config.nvmlOptions().openNvml();
+        // Loaded beside the first scan, as in device-plugin mode.
+        RecoveringNvml nvml = config.nvmlOptions().openNvmlBesideTheFirstScan();
         LiveConfig live = config.config();
         LOG.info("vgpu daemon {} starting in DRA mode: driver {}, node {}, kubelet root {}, CDI dir {}, API server {},"
                 + " host root {}, sources {}, {}, rescan {}, pci.ids {}, state dir {}, configuration {}",
@@ -139,8 +140,9 @@ final class DraDaemon implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             client.close();
             nvml.close();
-            throw new CannotStart("cannot serve the DRA plugin's sockets under --kubelet-root " + dra.kubeletRoot()
-                    + ": " + e.getMessage(), e);
+            throw new CannotStart("cannot start the DRA plugin (sockets under --kubelet-root " + dra.kubeletRoot()
+                    + ", CDI specs in --cdi-dir " + dra.cdiDir() + ", the checkpoint in --state-dir "
+                    + config.stateDir() + "): " + causes(e), e);
         }
         SlicePublisher slices = SlicePublisher.builder(client, dra.driver(), dra.nodeName()).observer(draMetrics)
                 .start();
@@ -166,7 +168,7 @@ final class DraDaemon implements AutoCloseable {
         try {
             ops = config.metricsAddress().isEmpty() ? Optional.empty() : Optional.of(OpsServer.start(
                     config.metricsAddress().get(), metrics,
-                    () -> liveness(loop, config.scanDeadline(), failedScans),
+                    () -> ScanRounds.liveness(loop, config.scanDeadline(), failedScans),
                     () -> readiness(plugin, slices)));
         } catch (IOException e) {
             loop.close();
@@ -188,10 +190,14 @@ final class DraDaemon implements AutoCloseable {
         } catch (java.util.concurrent.RejectedExecutionException e) {
             return daemon; // closed during start
         }
+        if (daemon.isClosed()) {
+            return daemon; // stopped during the first scan: nothing more to start
+        }
         Snapshot first = loop.current();
         LOG.info("DRA mode: {} devices of {} resources in node {}'s pool; {} devices skipped", first.deviceCount(),
                 first.resources().size(), dra.nodeName(), first.skipped().size());
-        ScanRounds.afterFirstScan(config.interval(), live, nvml, loop, metrics, health::markGpuUnhealthy, LOG);
+        ScanRounds.afterFirstScan(config.interval(), live, nvml, loop, metrics, health::markGpuUnhealthy, daemon::isClosed,
+                LOG);
         return daemon;
     }
 
@@ -220,17 +226,6 @@ final class DraDaemon implements AutoCloseable {
         return out;
     }
 
-    /** Why DRA mode is not live: a round past its deadline, or too many failed rounds in a row. */
-    static List<String> liveness(RescanLoop loop, Duration deadline, FailedScans failedScans) {
-        List<String> problems = new ArrayList<>();
-        failedScans.problem().ifPresent(problems::add);
-        loop.runningFor().filter(running -> running.compareTo(deadline) > 0).ifPresent(running -> problems.add(
-                "a discovery round has been running for " + GoDurations.format(running.truncatedTo(
-                        java.time.temporal.ChronoUnit.SECONDS)) + ", longer than its deadline "
-                        + GoDurations.format(deadline) + " (is a sysfs read blocked?)"));
-        return problems;
-    }
-
     /**
      * Why DRA mode is not ready: the kubelet has not accepted the registration yet (or refused it), or the node's
      * first ResourceSlices are not published yet (README, "Metrics and probes").
@@ -250,6 +245,10 @@ final class DraDaemon implements AutoCloseable {
                     : ": " + status.failure()));
         }
         return problems;
+    }
+
+    private synchronized boolean isClosed() {
+        return closed;
     }
 
     /** Stops the loop, NVML, the health checks, the publisher (its slices stay) and the plugin (its sockets go). */

@@ -32,7 +32,9 @@ final class DraServe {
         }
         ServeCommand.requireDirectory(spec, "--kubelet-root", dra.kubeletRoot());
         serve.host.useSources(serve.scan.resolveSources(spec, env));
-        Path stateDir = serve.scan.resolveStateDir(spec, env).map(serve::prepareStateDirectory)
+        // The checkpoint is the daemon's own: not among the kubelet's files (DraPlugin.Builder.stateDir).
+        Path stateDir = serve.scan.resolveStateDir(spec, env).map(given -> serve.prepareStateDirectory(given,
+                        dra.kubeletRoot(), "--kubelet-root", "whose directories the kubelet and its plugins own"))
                 .orElseThrow(() -> new Refusal(spec.commandLine(), "--mode dra needs --state-dir (or "
                         + ScanOptions.STATE_ENV + "): the prepared-claims checkpoint lives there, so that claims can"
                         + " be unprepared after a restart (the manifests use /var/lib/vgpu)"));

@@ -8,6 +8,10 @@ import dev.vgpu.core.internal.GoDurations;
 import dev.vgpu.core.spi.Scanner;
 import dev.vgpu.nvml.RecoveringNvml;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 
 /**
@@ -57,12 +61,31 @@ final class ScanRounds {
     }
 
     /**
-     * After the first scan: XID events to {@code marks} (now, or once NVML is up; nothing when the configuration turns
-     * XID health off), then periodic rescans, or, without them, NVML's own retry thread and one rescan when it comes
-     * up (to name what only NVML can name).
+     * Why the rounds make the daemon not live, in either mode: a round stuck past its deadline, or too many failed
+     * rounds in a row.
+     */
+    static List<String> liveness(RescanLoop loop, Duration deadline, FailedScans failedScans) {
+        List<String> problems = new ArrayList<>();
+        failedScans.problem().ifPresent(problems::add);
+        loop.runningFor().filter(running -> running.compareTo(deadline) > 0).ifPresent(running -> problems.add(
+                "a discovery round has been running for " + GoDurations.format(running.truncatedTo(
+                        ChronoUnit.SECONDS)) + ", longer than its deadline " + GoDurations.format(deadline)
+                        + " (is a sysfs read blocked?)"));
+        return problems;
+    }
+
+    /**
+     * After the first scan: waits for NVML's first attempt (it may run beside the first scan); then XID events to
+     * {@code marks} (now, or once NVML is up; nothing when the configuration turns XID health off), then periodic
+     * rescans or, without them, NVML's own retry thread and one rescan when it comes up (to name what only NVML can
+     * name). Nothing of that once {@code stopped} says the daemon stopped meanwhile.
      */
     static void afterFirstScan(RescanInterval interval, LiveConfig live, RecoveringNvml nvml, RescanLoop loop,
-                               Metrics metrics, XidHealth.Marks marks, Logger log) {
+                               Metrics metrics, XidHealth.Marks marks, BooleanSupplier stopped, Logger log) {
+        nvml.awaitFirstAttempt();
+        if (stopped.getAsBoolean()) {
+            return; // stopped while NVML loaded: nothing more to start
+        }
         if (!live.xidPolicy().watch(nvml, new XidHealth(metrics, marks))) {
             log.info("XID health off: health.xid.enabled is false in the configuration; no NVML event is registered");
         }

@@ -156,13 +156,24 @@ final class ServeCommand implements Callable<Integer> {
      * @throws Refusal naming both directories, or why the state directory cannot be used
      */
     Path prepareStateDirectory(ScanOptions.StateDir given) {
+        return prepareStateDirectory(given, devicePluginDir, "--device-plugin-dir", "which the kubelet empties when it"
+                + " restarts");
+    }
+
+    /**
+     * Checks that the state directory lies outside {@code keepOutOf} (the directory of {@code flag}, for the reason
+     * {@code why}) and creates it, owner-only, when it is missing.
+     *
+     * @throws Refusal naming both directories, or why the state directory cannot be used
+     */
+    Path prepareStateDirectory(ScanOptions.StateDir given, Path keepOutOf, String flag, String why) {
         Path dir = given.path();
         Path state = comparable(dir);
-        Path plugins = comparable(devicePluginDir);
-        if (state.startsWith(plugins)) {
-            throw new Refusal(spec.commandLine(), given.origin() + " " + dir + (state.equals(plugins) ? " is"
-                    : " is inside") + " the --device-plugin-dir " + devicePluginDir + ", which the kubelet empties"
-                    + " when it restarts: choose a directory outside it, such as /var/lib/vgpu");
+        Path outside = comparable(keepOutOf);
+        if (state.startsWith(outside)) {
+            throw new Refusal(spec.commandLine(), given.origin() + " " + dir + (state.equals(outside) ? " is"
+                    : " is inside") + " the " + flag + " " + keepOutOf + ", " + why + ": choose a directory outside"
+                    + " it, such as /var/lib/vgpu");
         }
         if (Files.exists(dir) && !Files.isDirectory(dir)) {
             throw new Refusal(spec.commandLine(), given.origin() + " " + dir + " is not a directory");

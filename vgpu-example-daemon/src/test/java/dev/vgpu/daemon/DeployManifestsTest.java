@@ -81,8 +81,8 @@ class DeployManifestsTest {
             kubectl = new ProcessBuilder("kubectl", "kustomize", overlay.toString())
                     .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
         } catch (IOException e) {
-            throw new AssertionError("kubectl is needed to render deploy/overlays (.ci/run installs Debian's "
-                    + "kubernetes-client when it is missing): " + e.getMessage(), e);
+            throw new AssertionError("kubectl is needed to render deploy/overlays (.ci/run installs kubectl 1.32.3 "
+                    + "when the one on the PATH is missing or too old): " + e.getMessage(), e);
         }
         if (!kubectl.waitFor(120, TimeUnit.SECONDS)) {
             kubectl.destroyForcibly();
@@ -121,7 +121,6 @@ class DeployManifestsTest {
                 .containsExactlyInAnyOrder("DaemonSet", "NetworkPolicy");
     }
 
-    /** No deprecated field ({@code bases}, {@code patchesStrategicMerge}): kustomize v5 would warn on stderr. */
     /**
      * Every DaemonSet's arguments are ones the daemon's own command line accepts: no option the CLI does not know, no
      * malformed value (what the daemon checks only when it runs, such as missing directories, is not asked here).
@@ -137,6 +136,7 @@ class DeployManifestsTest {
         assertThat(parsed.subcommand().unmatched()).as("unmatched arguments").isEmpty();
     }
 
+    /** No deprecated field ({@code bases}, {@code patchesStrategicMerge}): kustomize v5 would warn on stderr. */
     @Test
     void kustomizeWarnsAboutNothing() {
         assertThat(warnings).hasSize(rendered.size());

@@ -46,6 +46,17 @@ class DraCliTest {
         assertThat(r.err()).contains("--mode dra needs --state-dir (or VGPU_STATE_DIR)");
     }
 
+    @Test
+    void aStateDirectoryInsideTheKubeletRootIsExitTwoNamingBoth() throws Exception {
+        Path inside = tmp.resolve("kubelet").resolve("vgpu-state");
+        Result r = CliTest.run(Map.of("NODE_NAME", "node-a"), dra("--state-dir", inside.toString()));
+
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("--state-dir " + inside + " is inside the --kubelet-root "
+                + tmp.resolve("kubelet")).doesNotContain("--device-plugin-dir");
+        assertThat(inside).doesNotExist();
+    }
+
     @ParameterizedTest
     @CsvSource({"--dra-driver,Not_A_Subdomain,invalid --dra-driver value: a DRA driver name is a DNS subdomain",
         "--device-plugin-dir,/tmp,--device-plugin-dir is an option of device-plugin mode"})
@@ -69,8 +80,9 @@ class DraCliTest {
 
     @Test
     void anUnknownModeIsExitTwoFromTheFlagAndFromTheVariable() {
-        assertThat(CliTest.run("serve", "--mode", "both").err()).contains("invalid --mode value \"both\": use"
-                + " device-plugin or dra");
+        Result flag = CliTest.run("serve", "--mode", "both");
+        assertThat(flag.code()).isEqualTo(2);
+        assertThat(flag.err()).contains("invalid --mode value \"both\": use device-plugin or dra");
         Result env = CliTest.run(Map.of("VGPU_MODE", "kubevirt"), "serve", "--sample", "passthrough");
         assertThat(env.code()).isEqualTo(2);
         assertThat(env.err()).contains("invalid VGPU_MODE value \"kubevirt\"");

@@ -173,7 +173,9 @@ class DraEndToEndIT {
                     "vgpu_devices{health=\"healthy\",resource=\"nvidia.com/2331\"} 1.0");
             assertThat(metrics).containsPattern("vgpu_dra_slices_published_total [1-9]");
 
-            // Unprepare removes what Prepare wrote.
+            // Unprepare removes what Prepare wrote (which is there now).
+            assertThat(files(cdi)).isNotEmpty();
+            assertThat(files(kubelet.resolve("plugins/" + DRIVER + "/dra-device-metadata"))).isNotEmpty();
             assertThat(kubeletSide.unprepare(endpoint, vf, mdev, gpu).getClaimsMap().values())
                     .allSatisfy(e -> assertThat(e.getError()).isEmpty()).hasSize(3);
             assertThat(files(cdi)).isEmpty();
@@ -185,11 +187,14 @@ class DraEndToEndIT {
             Files.writeString(events, "0000:41:00.0 79\n", StandardOpenOption.APPEND);
             await(daemon, () -> tainted().equals(List.of(GPU)));
             // The same verdict reaches the kubelet's health stream: the GPU UNHEALTHY, the VF and the mdev HEALTHY.
-            Map<String, HealthStatus> reported = Map.of();
-            while (reported.get(GPU) != HealthStatus.UNHEALTHY) {
-                reported = health.next().getDevicesList().stream().collect(java.util.stream.Collectors.toMap(
-                        d -> d.getDevice().getDeviceName(), DeviceHealth::getHealth));
-            }
+            java.util.concurrent.atomic.AtomicReference<Map<String, HealthStatus>> last =
+                    new java.util.concurrent.atomic.AtomicReference<>(Map.of());
+            Awaitility.await().atMost(WAIT).until(() -> {
+                last.set(health.next().getDevicesList().stream().collect(java.util.stream.Collectors.toMap(
+                        d -> d.getDevice().getDeviceName(), DeviceHealth::getHealth)));
+                return last.get().get(GPU) == HealthStatus.UNHEALTHY;
+            });
+            Map<String, HealthStatus> reported = last.get();
             assertThat(reported).isEqualTo(Map.of(GPU, HealthStatus.UNHEALTHY, VF, HealthStatus.HEALTHY, MDEV,
                     HealthStatus.HEALTHY));
             assertThat(daemon.output()).contains("DRA device 0000:41:00.0 is unhealthy: its GPU reported a critical"

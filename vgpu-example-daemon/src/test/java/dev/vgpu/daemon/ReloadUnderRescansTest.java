@@ -7,7 +7,6 @@ import dev.vgpu.core.Resource;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.core.RescanLoop;
 import dev.vgpu.core.Snapshot;
-import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.Scanner;
 import dev.vgpu.deviceplugin.PluginManager;
 import dev.vgpu.deviceplugin.ResourceStatus;
@@ -72,16 +71,25 @@ class ReloadUnderRescansTest {
             try {
                 loop.runNow();
                 loop.start();
+                java.util.concurrent.atomic.AtomicReference<Throwable> stormFailed =
+                        new java.util.concurrent.atomic.AtomicReference<>();
                 Thread storm = new Thread(() -> {
-                    for (int i = 0; i < RELOADS; i++) {
-                        write(file, i % 2 == 0 ? GPU : PGPU);
-                        live.requestReload();
-                        loop.requestRescan();
-                        roundsStarted.acquireUninterruptibly();
+                    try {
+                        for (int i = 0; i < RELOADS; i++) {
+                            write(file, i % 2 == 0 ? GPU : PGPU);
+                            live.requestReload();
+                            loop.requestRescan();
+                            if (!roundsStarted.tryAcquire(60, java.util.concurrent.TimeUnit.SECONDS)) {
+                                throw new AssertionError("no round started within 60 s after reload " + i);
+                            }
+                        }
+                    } catch (Throwable t) {
+                        stormFailed.set(t);
                     }
                 }, "sighup-storm");
                 storm.start();
                 storm.join();
+                assertThat(stormFailed.get()).as("the reload storm ended early").isNull();
                 write(file, GPU);
                 live.requestReload();
                 loop.runNow();

@@ -25,10 +25,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * at Allocate and in health checks alike, and for custom sources that want the same guarantees.
  *
  * <ul>
- * <li><b>Regular files only.</b> The type of the file the path resolves to (links followed) is read first; a
- *     FIFO, socket, device node or directory is refused with a {@link NotRegularFileException} and never opened,
- *     since opening a FIFO blocks until a writer appears and reading a device such as {@code /dev/zero} never
- *     ends.</li>
+ * <li><b>Regular files only.</b> A FIFO, socket, device node or directory the path resolves to (links followed)
+ *     is refused with a {@link NotRegularFileException} and never read, since opening a FIFO blocks until a writer
+ *     appears and reading a device such as {@code /dev/zero} never ends. The NIO reader reads the type before it
+ *     opens, so it never opens such a file; the native reader (Java 22+, below) opens it non-blocking and refuses it
+ *     by the type of the open descriptor, without reading.</li>
  * <li><b>Bounded.</b> At most {@value #MAX_BYTES} bytes are read; a longer file is an {@link IOException} saying
  *     so. Sysfs attributes are at most a page; the size a file reports is not trusted (sysfs reports 4096 for
  *     every attribute).</li>
@@ -41,13 +42,15 @@ import java.util.concurrent.atomic.AtomicReference;
  * health) read host files, and the adapter must not depend on the built-in sources (that would put them on every
  * consumer's service path). The reader knows files, not sysfs semantics; parsing stays with the modules.
  *
- * <p>How: on the default file system, {@code stat(2)} through {@link File#isFile()} (links followed, true only for
- * a regular file) and a {@link FileInputStream}, which allocate a third of what a channel does; on any other file
- * system, or when that way does not answer, the NIO type read and channel, which also give the exact exception.
+ * <p>How: on Java 22 and later, on the default file system, the native reader of this jar's multi-release classes
+ * ({@code openat(2)} with {@code O_NONBLOCK}, {@code fstat(2)} of the descriptor, {@code read(2)} into a reused
+ * buffer; docs/BUILD.md). On Java 17-21, {@code stat(2)} through {@link File#isFile()} (links followed, true only
+ * for a regular file) and a {@link FileInputStream}, which allocate a third of what a channel does. On any other file
+ * system, or when neither answers, the NIO type read and channel, which also give the exact exception.
  * Within a scan the bytes land in the scan's one buffer ({@link #read(Path, ScanScope)}).
  *
- * <p>Residual window: neither NIO nor {@code java.io} can open with {@code O_NONBLOCK}, so the type check and the
- * open are two steps. A
+ * <p>Residual window, before Java 22: neither NIO nor {@code java.io} can open with {@code O_NONBLOCK}, so the type
+ * check and the open are two steps. A
  * regular file replaced by a FIFO between them would still block the open. Sysfs itself never does that; only a
  * process that can write the host's {@code /sys} (root) could, and the scan deadline is the backstop for it.
  * Thread-safe; the only state is the read buffer a {@link ScanScope} owns for its scan.
@@ -406,7 +409,7 @@ public final class AttributeFiles {
     }
 
     /**
-     * An attribute path that resolves to something other than a regular file, which is never opened. It carries no
+     * An attribute path that resolves to something other than a regular file, which is never read. It carries no
      * stack trace: it describes the host's file, not a fault of the code that read it, and a scan may keep one per
      * device until it ends.
      */
