@@ -70,9 +70,9 @@ public final class MdevSource implements DeviceSource {
     @Override
     public Discovery discover(Host host) throws IOException {
         Scan scan = new Scan(NAME, LOG);
-        Map<String, OptionalInt> parentNuma = new HashMap<>();
+        Map<String, ParentFacts> parents = new HashMap<>();
         for (PciBus.Entry mdev : PciBus.listMdev(host)) {
-            inspect(host, mdev.name(), mdev.dir(), scan, parentNuma);
+            inspect(host, mdev.name(), mdev.dir(), scan, parents);
         }
         return scan.done();
     }
@@ -91,7 +91,11 @@ public final class MdevSource implements DeviceSource {
         return IDENTITY.check(device, dir, () -> SysfsFiles.linkName(dir.resolve("mdev_type")), null, null);
     }
 
-    private static void inspect(Host host, String uuid, Path mdev, Scan scan, Map<String, OptionalInt> parentNuma) {
+    /** What every mdev of one parent shares, read once per parent and scan. */
+    private record ParentFacts(OptionalInt numa, String deviceId) {
+    }
+
+    private static void inspect(Host host, String uuid, Path mdev, Scan scan, Map<String, ParentFacts> parents) {
         String what = "mdev " + SysfsFiles.printable(uuid);
         if (!SysfsFiles.isToken(uuid)) {
             scan.skip(uuid, what + ": the name is not a usable device id");
@@ -101,8 +105,7 @@ public final class MdevSource implements DeviceSource {
         String typeId;
         String typeName;
         String group;
-        String parentDevice;
-        OptionalInt numa;
+        ParentFacts facts;
         try {
             parent = parentOf(Files.readSymbolicLink(mdev));
             what += " on " + parent;
@@ -112,15 +115,15 @@ public final class MdevSource implements DeviceSource {
                 scan.ignore(uuid, "its parent " + parent + " has vendor " + vendor + ", not NVIDIA (e.g. Intel GVT-g)");
                 return;
             }
-            parentDevice = deviceIdOrNull(parentDir, host);
             typeId = SysfsFiles.linkName(mdev.resolve("mdev_type"));
             what += " of type " + typeId;
             typeName = SysfsFiles.readStripped(mdev, "mdev_type/name", host.scanScope());
             group = SysfsFiles.iommuGroup(mdev);
-            numa = parentNuma.get(parent);
-            if (numa == null) {
-                numa = SysfsFiles.numaNode(parentDir, host.scanScope());
-                parentNuma.put(parent, numa);
+            facts = parents.get(parent);
+            if (facts == null) {
+                facts = new ParentFacts(SysfsFiles.numaNode(parentDir, host.scanScope()),
+                        deviceIdOrNull(parentDir, host));
+                parents.put(parent, facts);
             }
         } catch (NotLinkException e) {
             scan.skip(uuid, what + ": " + (mdev.toString().equals(e.getFile())
@@ -136,11 +139,11 @@ public final class MdevSource implements DeviceSource {
                     + "\" gives no valid resource name");
             return;
         }
+        String profile = CardCatalogs.collapseWhitespace(typeName);
         scan.add(Device.builder(uuid, name.get(), NAME, Attachment.MEDIATED).parent(PciAddress.parse(parent))
-                .iommuGroup(group).numaNode(numa).identity(IDENTITY.identity(typeId))
-                .facts(DeviceFacts.NONE.withProfile(profileOrNull(CardCatalogs.collapseWhitespace(typeName)))
-                        .withDeviceId(parentDevice)).build(),
-                CardCatalogs.collapseWhitespace(typeName));
+                .iommuGroup(group).numaNode(facts.numa()).identity(IDENTITY.identity(typeId))
+                .facts(DeviceFacts.NONE.withProfile(profileOrNull(profile)).withDeviceId(facts.deviceId())).build(),
+                profile);
     }
 
     /** A profile fact, or null for a name no attribute can carry (control characters: the resource name drops them). */

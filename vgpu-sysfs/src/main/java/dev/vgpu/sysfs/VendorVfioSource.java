@@ -139,6 +139,8 @@ public final class VendorVfioSource implements DeviceSource {
         final Map<String, PciAddress> physicalFunctions = new HashMap<>();
         /** Profile name → resource name, sanitized once per profile. */
         final Map<String, Optional<ResourceName>> resourceNames = new HashMap<>();
+        /** PF → the PCIe root its VFs sit under (empty: none named), read from its first configured VF's link. */
+        final Map<PciAddress, Optional<String>> pcieRoots = new HashMap<>();
         /** Every card (PF) seen: a PF itself, or the physfn of a VF. */
         final Set<PciAddress> cards = new HashSet<>();
 
@@ -276,7 +278,8 @@ public final class VendorVfioSource implements DeviceSource {
         String group = SysfsFiles.iommuGroup(dir);
         state.configured.add(new ConfiguredVf(bdf, pf, vendor, device, Long.parseLong(current), group,
                 SysfsFiles.numaNode(dir, state.host.scanScope()), HostVfio.vfioCdev(dir),
-                gpuInstance(dir, state), PciBus.pcieRoot(dir)));
+                gpuInstance(dir, state), state.pcieRoots.computeIfAbsent(pf,
+                        card -> Optional.ofNullable(PciBus.pcieRoot(dir))).orElse(null)));
     }
 
     /**
