@@ -112,6 +112,22 @@ public final class RecoveringNvml implements AutoCloseable {
     }
 
     /**
+     * Under the lock, after an attempt brought NVML up: the XID watcher asked for, the end of the retry thread, and
+     * the recovery actions to run outside the lock.
+     */
+    private List<Runnable> cameUp(Nvml up) {
+        if (xidListener != null) {
+            xidWatcher = XidWatcher.start(up, xidOptions, xidListener);
+        }
+        if (stopRetrying != null) {
+            stopRetrying.countDown();
+        }
+        List<Runnable> actions = List.copyOf(recoveryActions);
+        recoveryActions.clear();
+        return actions;
+    }
+
+    /**
      * Like {@link #open(Optional)}, with the first attempt handed to {@code executor} (e.g. a thread of its own), so
      * that a caller's start is not held up by loading the library and {@code nvmlInit_v2}. Until that attempt has
      * ended, NVML counts as down ({@link #available()} false, {@link #description()} says it is being loaded,
@@ -173,14 +189,7 @@ public final class RecoveringNvml implements AutoCloseable {
                     return;
                 }
                 LOG.info("{}", first.description());
-                if (xidListener != null) {
-                    xidWatcher = XidWatcher.start(first, xidOptions, xidListener);
-                }
-                if (stopRetrying != null) {
-                    stopRetrying.countDown();
-                }
-                actions = List.copyOf(recoveryActions);
-                recoveryActions.clear();
+                actions = cameUp(first);
             }
         } finally {
             firstAttemptDone.countDown();
@@ -250,14 +259,7 @@ public final class RecoveringNvml implements AutoCloseable {
                 return false;
             }
             LOG.info("{} (up on retry {})", next.description(), failedRetries + 1);
-            if (xidListener != null) {
-                xidWatcher = XidWatcher.start(next, xidOptions, xidListener);
-            }
-            if (stopRetrying != null) {
-                stopRetrying.countDown();
-            }
-            actions = List.copyOf(recoveryActions);
-            recoveryActions.clear();
+            actions = cameUp(next);
         }
         runRecoveryActions(actions);
         return true;
