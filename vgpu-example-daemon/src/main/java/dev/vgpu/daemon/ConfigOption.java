@@ -3,8 +3,7 @@ package dev.vgpu.daemon;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
+import java.util.List;
 
 /**
  * {@code --config FILE} (env {@value #ENV}) for {@code serve} and {@code discover}: the flag wins over the variable;
@@ -15,17 +14,25 @@ final class ConfigOption {
     /** The environment variable behind {@code --config}. */
     static final String ENV = "VGPU_CONFIG";
 
-    @Option(names = "--config", paramLabel = "FILE",
-            description = "YAML configuration (version: v1): resource renames, exclusions, vGPU type names, XID health;"
-                    + " see the README. Overrides " + ENV + "; empty = none. SIGHUP re-reads it.")
-    String config;
+    static final CliOption CONFIG = CliOption.value("--config", "FILE", "YAML configuration (version: v1): resource"
+            + " renames, exclusions, vGPU type names, XID health; see the README. Overrides " + ENV + "; empty = none."
+            + " SIGHUP re-reads it.").withEnv(ENV);
+    /** The row of {@code serve} and {@code discover}. */
+    static final List<CliOption> OPTIONS = List.of(CONFIG);
+
+    /** As given; null = not given (then the variable decides), empty = no file. */
+    final String config;
+
+    ConfigOption(CliArgs args) {
+        config = args.text(CONFIG);
+    }
 
     /**
      * The file in force and its configuration, read now.
      *
      * @throws Refusal naming the flag or variable, the file, and the field at fault
      */
-    LiveConfig load(CommandSpec spec, Map<String, String> env) {
+    LiveConfig load(Map<String, String> env) {
         String origin = config != null ? "--config" : ENV;
         String value = config != null ? config : env.get(ENV);
         if (value == null || value.isBlank()) {
@@ -35,12 +42,12 @@ final class ConfigOption {
         try {
             file = Path.of(value.strip());
         } catch (java.nio.file.InvalidPathException e) {
-            throw new Refusal(spec.commandLine(), "invalid " + origin + " value: " + e.getMessage());
+            throw new Refusal("invalid " + origin + " value: " + e.getMessage());
         }
         try {
             return new LiveConfig(Optional.of(file), origin, ConfigFile.read(file));
         } catch (ConfigFile.Invalid e) {
-            throw new Refusal(spec.commandLine(), origin + " " + file + ": " + e.getMessage());
+            throw new Refusal(origin + " " + file + ": " + e.getMessage());
         }
     }
 }

@@ -17,21 +17,20 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.function.Predicate;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code demo}: the whole main job on the bundled {@code h200-sriov} sample, with a stand-in kubelet in a
  * temporary directory and the real plugin servers on real unix sockets; then profile changes and a rescan.
  */
-@Command(name = "demo", mixinStandardHelpOptions = true,
-        description = {"Run the daemon on the bundled h200-sriov sample host against an in-process stand-in kubelet.",
-            "It shows what the kubelet sees, allocates one vGPU, changes profiles, rescans, shows the changes and "
-                    + "exits 0. Needs no GPU and no kubelet; everything lives in a temporary directory that is "
-                    + "deleted at the end. Without --pci-ids the sample's own pci.ids excerpt names its GPUs."})
 final class DemoCommand implements Callable<Integer> {
+
+    /** {@code demo}'s table: only what demo uses. */
+    static final CliCommand COMMAND = new CliCommand("demo", List.of(
+            "Run the daemon on the bundled h200-sriov sample host against an in-process stand-in kubelet.",
+            "It shows what the kubelet sees, allocates one vGPU, changes profiles, rescans, shows the changes and"
+                    + " exits 0. Needs no GPU and no kubelet; everything lives in a temporary directory that is"
+                    + " deleted at the end. Without --pci-ids the sample's own pci.ids excerpt names its GPUs."),
+            HostOptions.OPTIONS);
 
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final String PROFILE_1_18C = "nvidia.com/NVIDIA_H200X-1-18C";
@@ -39,18 +38,19 @@ final class DemoCommand implements Callable<Integer> {
     private static final String PROFILE_3_71C = "nvidia.com/NVIDIA_H200X-3-71C";
     private static final String PASSTHROUGH_RESOURCE = "nvidia.com/GH100_H100_PCIE";
 
-    @Mixin
-    HostOptions host;
+    final HostOptions host;
+    private final PrintWriter out;
 
-    @Spec
-    CommandSpec spec;
+    DemoCommand(CliArgs args, PrintWriter out) {
+        host = new HostOptions(args);
+        this.out = out;
+    }
 
     @Override
     public Integer call() throws Exception {
-        PrintWriter out = spec.commandLine().getOut();
-        host.requireNamedFiles(spec);
+        host.requireNamedFiles();
         Path pluginDir = Files.createTempDirectory("vgpu-demo-device-plugins-");
-        try (Samples.Materialized sample = Samples.materialize(spec.commandLine(), Samples.H200_SRIOV);
+        try (Samples.Materialized sample = Samples.materialize(Samples.H200_SRIOV);
              StandInKubelet kubelet = StandInKubelet.start(pluginDir)) {
             out.printf("vgpu demo: sample host %s at %s%n", Samples.H200_SRIOV, sample.root());
             out.printf("stand-in kubelet listening on %s%n%n", kubelet.socket());

@@ -4,9 +4,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 
 /**
  * {@code serve --mode} and the flags of the DRA mode (README, "{@code serve} options"). One mode per daemon, so a
@@ -25,9 +22,6 @@ final class DraOptions {
     static final String NODE_ENV = "NODE_NAME";
     /** The environment variable behind {@code --kubeconfig}. */
     static final String KUBECONFIG_ENV = "KUBECONFIG";
-    /** Flags of DRA mode only. */
-    static final List<String> DRA_ONLY = List.of("--dra-driver", "--kubelet-root", "--node-name", "--cdi-dir",
-            "--kubeconfig");
 
     /** How the daemon offers devices. */
     enum Mode {
@@ -43,41 +37,52 @@ final class DraOptions {
         }
     }
 
-    @Option(names = "--mode", paramLabel = "MODE",
-            description = "device-plugin (the default) or dra: serve the kubelet device-plugin API, or be a DRA"
-                    + " kubelet plugin publishing ResourceSlices; overrides " + MODE_ENV + ".")
-    String mode;
+    // The defaults of the DRA flags are applied in settings(), not by the table: a DRA flag counts as given only
+    // when it is on the command line (device-plugin mode refuses it then).
+    static final CliOption MODE = CliOption.value("--mode", "MODE", "device-plugin (the default) or dra: serve the"
+            + " kubelet device-plugin API, or be a DRA kubelet plugin publishing ResourceSlices; overrides " + MODE_ENV
+            + ".").withEnv(MODE_ENV);
+    static final CliOption DRIVER = CliOption.value("--dra-driver", "NAME", "dra mode: the DRA driver name, a DNS"
+            + " subdomain of at most 63 characters; overrides " + DRIVER_ENV + " (default: gpu.vgpu.dev).")
+            .withEnv(DRIVER_ENV);
+    static final CliOption KUBELET_ROOT = CliOption.value("--kubelet-root", "DIR", "dra mode: the kubelet's root"
+            + " directory; plugins_registry/ and plugins/ are in it (default: /var/lib/kubelet).");
+    static final CliOption NODE_NAME = CliOption.value("--node-name", "NAME", "dra mode: this node's name, the pool of"
+            + " its ResourceSlices; overrides " + NODE_ENV + " (required in dra mode).").withEnv(NODE_ENV);
+    static final CliOption CDI_DIR = CliOption.value("--cdi-dir", "DIR", "dra mode: where the per-claim CDI specs are"
+            + " written (default: /var/run/cdi).");
+    static final CliOption KUBECONFIG = CliOption.value("--kubeconfig", "FILE", "dra mode: the API server's kubeconfig;"
+            + " overrides " + KUBECONFIG_ENV + " (default: the pod's service account, in-cluster).")
+            .withEnv(KUBECONFIG_ENV);
+    /** Flags of DRA mode only. */
+    static final List<CliOption> DRA_ONLY = List.of(DRIVER, KUBELET_ROOT, NODE_NAME, CDI_DIR, KUBECONFIG);
+    /** The rows of {@code serve}: the mode and the DRA flags. */
+    static final List<CliOption> OPTIONS = CliCommand.join(List.of(MODE), DRA_ONLY);
 
-    @Option(names = "--dra-driver", paramLabel = "NAME",
-            description = "dra mode: the DRA driver name, a DNS subdomain of at most 63 characters; overrides "
-                    + DRIVER_ENV + " (default: gpu.vgpu.dev).")
-    String driver;
+    private final CliArgs args;
+    final String mode;
+    final String driver;
+    final Path kubeletRoot;
+    final String nodeName;
+    final Path cdiDir;
+    final Path kubeconfig;
 
-    @Option(names = "--kubelet-root", paramLabel = "DIR",
-            description = "dra mode: the kubelet's root directory; plugins_registry/ and plugins/ are in it (default:"
-                    + " /var/lib/kubelet).")
-    Path kubeletRoot;
-
-    @Option(names = "--node-name", paramLabel = "NAME",
-            description = "dra mode: this node's name, the pool of its ResourceSlices; overrides " + NODE_ENV
-                    + " (required in dra mode).")
-    String nodeName;
-
-    @Option(names = "--cdi-dir", paramLabel = "DIR",
-            description = "dra mode: where the per-claim CDI specs are written (default: /var/run/cdi).")
-    Path cdiDir;
-
-    @Option(names = "--kubeconfig", paramLabel = "FILE",
-            description = "dra mode: the API server's kubeconfig; overrides " + KUBECONFIG_ENV + " (default: the"
-                    + " pod's service account, in-cluster).")
-    Path kubeconfig;
+    DraOptions(CliArgs args) {
+        this.args = args;
+        mode = args.text(MODE);
+        driver = args.text(DRIVER);
+        kubeletRoot = args.path(KUBELET_ROOT);
+        nodeName = args.text(NODE_NAME);
+        cdiDir = args.path(CDI_DIR);
+        kubeconfig = args.path(KUBECONFIG);
+    }
 
     /**
      * The mode: the flag, else {@value #MODE_ENV}, else device-plugin.
      *
-     * @throws ParameterException for an unknown flag value; {@link Refusal} for an unknown variable value
+     * @throws UsageError for an unknown flag value; {@link Refusal} for an unknown variable value
      */
-    Mode mode(CommandSpec spec, Map<String, String> env) {
+    Mode mode(Map<String, String> env) {
         String value = mode != null ? mode : env.get(MODE_ENV);
         if (value == null || value.isBlank()) {
             return Mode.DEVICE_PLUGIN;
@@ -89,15 +94,15 @@ final class DraOptions {
         }
         String message = "invalid " + (mode != null ? "--mode" : MODE_ENV) + " value \""
                 + dev.vgpu.core.internal.Printable.of(value, 80) + "\": use device-plugin or dra";
-        throw mode != null ? new ParameterException(spec.commandLine(), message) : new Refusal(spec.commandLine(),
-                message);
+        throw mode != null ? new UsageError(message) : new Refusal(message);
     }
 
     /** In device-plugin mode: a DRA flag given on the command line is refused, naming it. */
-    void refuseInDevicePluginMode(CommandSpec spec) {
-        for (String flag : DRA_ONLY) {
-            if (spec.commandLine().getParseResult().hasMatchedOption(flag)) {
-                throw new ParameterException(spec.commandLine(), flag + " is an option of --mode dra; this daemon"
+    void refuseInDevicePluginMode() {
+        for (CliOption option : DRA_ONLY) {
+            if (args.has(option)) {
+                String flag = option.name();
+                throw new UsageError(flag + " is an option of --mode dra; this daemon"
                         + " runs in device-plugin mode (add --mode dra, or drop " + flag + ")");
             }
         }
@@ -122,14 +127,14 @@ final class DraOptions {
      * @throws Refusal when the node name is missing or the driver name is not a DNS subdomain, naming the flag or
      *                 variable
      */
-    Settings settings(CommandSpec spec, Map<String, String> env) {
-        if (spec.commandLine().getParseResult().hasMatchedOption("--device-plugin-dir")) {
-            throw new ParameterException(spec.commandLine(), "--device-plugin-dir is an option of device-plugin mode;"
+    Settings settings(Map<String, String> env) {
+        if (args.has(ServeCommand.DEVICE_PLUGIN_DIR)) {
+            throw new UsageError("--device-plugin-dir is an option of device-plugin mode;"
                     + " in --mode dra the kubelet's directories come from --kubelet-root");
         }
         String node = nodeName != null ? nodeName : env.get(NODE_ENV);
         if (node == null || node.isBlank()) {
-            throw new Refusal(spec.commandLine(), "--mode dra needs this node's name: give --node-name or set "
+            throw new Refusal("--mode dra needs this node's name: give --node-name or set "
                     + NODE_ENV + " (the manifests set it from the downward API, spec.nodeName)");
         }
         String driverText = driver != null ? driver : env.getOrDefault(DRIVER_ENV, "");
@@ -138,7 +143,7 @@ final class DraOptions {
             name = driverText.isBlank() ? dev.vgpu.dra.DriverName.DEFAULT : new dev.vgpu.dra.DriverName(
                     driverText.strip());
         } catch (IllegalArgumentException e) {
-            throw new Refusal(spec.commandLine(), "invalid " + (driver != null ? "--dra-driver" : DRIVER_ENV)
+            throw new Refusal("invalid " + (driver != null ? "--dra-driver" : DRIVER_ENV)
                     + " value: " + e.getMessage());
         }
         Optional<Path> config = Optional.ofNullable(kubeconfig);
@@ -149,7 +154,7 @@ final class DraOptions {
             }
         }
         String origin = kubeconfig != null ? "--kubeconfig" : KUBECONFIG_ENV;
-        config.ifPresent(file -> HostOptions.requireReadableFile(spec, origin, file,
+        config.ifPresent(file -> HostOptions.requireReadableFile(origin, file,
                 "the API server's address and credentials come from it"));
         return new Settings(name, kubeletRoot != null ? kubeletRoot : Path.of("/var/lib/kubelet"), node.strip(),
                 cdiDir != null ? cdiDir : Path.of("/var/run/cdi"), config);

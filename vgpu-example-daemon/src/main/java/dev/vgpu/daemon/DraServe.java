@@ -5,7 +5,6 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
-import picocli.CommandLine.ParameterException;
 
 /**
  * {@code serve --mode dra}: the same checks of the shared flags as device-plugin mode, then {@link DraDaemon} instead
@@ -18,38 +17,37 @@ final class DraServe {
     }
 
     static int call(ServeCommand serve) {
-        var spec = serve.spec;
-        var env = serve.parent.env;
-        DraOptions.Settings dra = serve.dra.settings(spec, env);
-        RescanInterval interval = ServeCommand.rescanInterval(spec, serve.rescanInterval,
+        var env = serve.env;
+        DraOptions.Settings dra = serve.dra.settings(env);
+        RescanInterval interval = ServeCommand.rescanInterval(serve.rescanInterval,
                 env.get(ServeCommand.RESCAN_ENV));
-        serve.host.requireNamedFiles(spec);
-        if (serve.sample != null && spec.commandLine().getParseResult().hasMatchedOption("--host-root")) {
-            throw new ParameterException(spec.commandLine(), "--sample and --host-root: give one of them");
+        serve.host.requireNamedFiles();
+        if (serve.sample != null && serve.args.has(ScanOptions.HOST_ROOT)) {
+            throw new UsageError("--sample and --host-root: give one of them");
         }
         if (serve.sample == null) {
-            ServeCommand.requireDirectory(spec, "--host-root", serve.scan.hostRoot);
+            ServeCommand.requireDirectory("--host-root", serve.scan.hostRoot);
         }
-        ServeCommand.requireDirectory(spec, "--kubelet-root", dra.kubeletRoot());
-        serve.host.useSources(serve.scan.resolveSources(spec, env));
+        ServeCommand.requireDirectory("--kubelet-root", dra.kubeletRoot());
+        serve.host.useSources(serve.scan.resolveSources(env));
         // The checkpoint is the daemon's own: not among the kubelet's files (DraPlugin.Builder.stateDir).
-        Path stateDir = serve.scan.resolveStateDir(spec, env).map(given -> serve.prepareStateDirectory(given,
+        Path stateDir = serve.scan.resolveStateDir(env).map(given -> serve.prepareStateDirectory(given,
                         dra.kubeletRoot(), "--kubelet-root", "whose directories the kubelet and its plugins own"))
-                .orElseThrow(() -> new Refusal(spec.commandLine(), "--mode dra needs --state-dir (or "
+                .orElseThrow(() -> new Refusal("--mode dra needs --state-dir (or "
                         + ScanOptions.STATE_ENV + "): the prepared-claims checkpoint lives there, so that claims can"
                         + " be unprepared after a restart (the manifests use /var/lib/vgpu)"));
-        Optional<InetSocketAddress> metrics = ServeCommand.metricsAddress(spec, serve.metricsAddress,
+        Optional<InetSocketAddress> metrics = ServeCommand.metricsAddress(serve.metricsAddress,
                 env.get(ServeCommand.METRICS_ENV));
-        Duration deadline = ServeCommand.scanDeadline(spec, serve.scanDeadline);
+        Duration deadline = ServeCommand.scanDeadline(serve.scanDeadline);
         if (serve.failedScansLimit < 0) {
-            throw new ParameterException(spec.commandLine(), "invalid --unhealthy-after-failed-scans value "
+            throw new UsageError("invalid --unhealthy-after-failed-scans value "
                     + serve.failedScansLimit + ": a count of rounds, 0 or more (0 = never)");
         }
-        LiveConfig config = serve.configOption.load(spec, env);
+        LiveConfig config = serve.configOption.load(env);
         DirectoryLock lock = lock(serve, stateDir);
         Samples.Materialized tree = null;
         try {
-            tree = serve.sample == null ? null : Samples.materialize(spec.commandLine(), serve.sample);
+            tree = serve.sample == null ? null : Samples.materialize(serve.sample);
             Samples.Materialized written = tree;
             Path hostRoot = tree == null ? serve.scan.hostRoot : tree.root();
             DraDaemon.start(new DraDaemon.Config(hostRoot, tree == null ? serve.host.loadPciIds()
@@ -63,14 +61,14 @@ final class DraServe {
                     }));
         } catch (java.io.IOException e) {
             lock.close();
-            throw new Refusal(spec.commandLine(), "--sample " + serve.sample + ": cannot write the sample host: "
+            throw new Refusal("--sample " + serve.sample + ": cannot write the sample host: "
                     + e.getMessage());
         } catch (DraDaemon.CannotStart e) {
             lock.close();
             if (tree != null) {
                 tree.close();
             }
-            throw new Refusal(spec.commandLine(), e.getMessage());
+            throw new Refusal(e.getMessage());
         } catch (RuntimeException | Error e) {
             lock.close();
             if (tree != null) {
@@ -83,11 +81,11 @@ final class DraServe {
 
     private static DirectoryLock lock(ServeCommand serve, Path dir) {
         try {
-            return DirectoryLock.tryAcquire(dir).orElseThrow(() -> new Refusal(serve.spec.commandLine(),
+            return DirectoryLock.tryAcquire(dir).orElseThrow(() -> new Refusal(
                     "another vgpu daemon is already using the state directory " + dir + " (it holds "
                             + dir.resolve(DirectoryLock.FILE) + "); one daemon per node: stop the other one first"));
         } catch (java.io.IOException e) {
-            throw new Refusal(serve.spec.commandLine(), "cannot lock " + dir.resolve(DirectoryLock.FILE) + ": "
+            throw new Refusal("cannot lock " + dir.resolve(DirectoryLock.FILE) + ": "
                     + e.getMessage());
         }
     }

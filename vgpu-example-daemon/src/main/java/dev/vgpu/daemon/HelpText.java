@@ -2,55 +2,135 @@ package dev.vgpu.daemon;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import picocli.CommandLine;
-import picocli.CommandLine.Help;
-import picocli.CommandLine.IHelpSectionRenderer;
-import picocli.CommandLine.Model.UsageMessageSpec;
+import java.util.Locale;
 
 /**
- * Usage help that wraps only at spaces. Picocli's own wrapping also breaks after a dot, which split file names
- * such as {@code libnvidia-ml.so.1} across lines; here each section is laid out unwrapped and then wrapped at
- * word boundaries, continuation lines indented under their column. A word longer than a line stays whole.
+ * The usage help, laid out from the commands' option tables ({@link CliCommand}): a synopsis whose continuation lines
+ * stand under its first option, the description, one row per option (sorted by name; a name too long for its column
+ * puts its text on the next line) and, on the top level, the commands. Everything wraps only at spaces, so file names
+ * such as {@code libnvidia-ml.so.1} stay whole; continuation lines are indented under their column. A word longer
+ * than a line stays whole.
  */
 final class HelpText {
 
     /** Columns the help is wrapped to. */
     static final int WIDTH = 80;
-    private static final int UNWRAPPED = 10_000;
+    /** The program's name in the synopsis. */
+    static final String PROGRAM = "vgpu-daemon";
+    /** Option names up to this long keep their text on the same row. */
+    private static final int NAME_COLUMN_MAX = 24;
+    private static final String HELP_TEXT = "Show this help message and exit.";
+    private static final String VERSION_TEXT = "Print version information and exit.";
 
     private HelpText() {
     }
 
-    /** Installs the wrapping renderers on a command and all its subcommands. */
-    static void install(CommandLine cli) {
-        Map<String, IHelpSectionRenderer> sections = cli.getHelpSectionMap();
-        for (String key : List.of(UsageMessageSpec.SECTION_KEY_DESCRIPTION, UsageMessageSpec.SECTION_KEY_OPTION_LIST,
-                UsageMessageSpec.SECTION_KEY_COMMAND_LIST, UsageMessageSpec.SECTION_KEY_FOOTER)) {
-            IHelpSectionRenderer original = sections.get(key);
-            if (original != null) {
-                sections.put(key, help -> wrap(unwrapped(original, help), WIDTH));
+    /** The help of one command. */
+    static String of(CliCommand command) {
+        List<String> synopsis = new ArrayList<>(List.of("[-hV]"));
+        List<CliOption> sorted = sorted(command.options());
+        for (CliOption option : sorted) {
+            if (option.isFlag()) {
+                synopsis.add("[" + option.synopsis() + "]");
             }
         }
-        cli.setHelpSectionMap(sections);
-        cli.getSubcommands().values().forEach(HelpText::install);
+        for (CliOption option : sorted) {
+            if (!option.isFlag()) {
+                synopsis.add(option.required() ? option.synopsis() : "[" + option.synopsis() + "]");
+            }
+        }
+        StringBuilder help = new StringBuilder(synopsis("Usage: " + PROGRAM + " " + command.name() + " ", synopsis));
+        for (String paragraph : command.description()) {
+            help.append(wrap(paragraph, WIDTH)).append('\n');
+        }
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"help", "  -h, --help", HELP_TEXT});
+        rows.add(new String[] {"version", "  -V, --version", VERSION_TEXT});
+        for (CliOption option : sorted) {
+            rows.add(new String[] {key(option), "      " + option.synopsis(), option.helpText()});
+        }
+        rows.sort((a, b) -> a[0].compareTo(b[0]));
+        help.append(table(rows));
+        return help.toString();
     }
 
-    private static String unwrapped(IHelpSectionRenderer renderer, Help help) {
-        UsageMessageSpec usage = help.commandSpec().usageMessage();
-        int width = usage.width();
-        usage.width(UNWRAPPED);
-        try {
-            return renderer.render(new Help(help.commandSpec(), help.colorScheme()));
-        } finally {
-            usage.width(width);
+    /** The top-level help: the commands with their summaries, and a footer. */
+    static String topLevel(String description, List<CliCommand> commands, String footer) {
+        StringBuilder help = new StringBuilder(synopsis("Usage: " + PROGRAM + " ", List.of("[-hV]", "[COMMAND]")));
+        help.append(wrap(description, WIDTH)).append('\n');
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"help", "  -h, --help", HELP_TEXT});
+        rows.add(new String[] {"version", "  -V, --version", VERSION_TEXT});
+        help.append(table(rows)).append("Commands:\n");
+        int width = 0;
+        for (CliCommand command : commands) {
+            width = Math.max(width, command.name().length());
         }
+        for (CliCommand command : commands) {
+            String row = "  " + command.name() + " ".repeat(width - command.name().length() + 2)
+                    + command.description().get(0);
+            help.append(wrap(row, WIDTH)).append('\n');
+        }
+        help.append('\n').append(wrap(footer, WIDTH)).append('\n');
+        return help.toString();
+    }
+
+    private static List<CliOption> sorted(List<CliOption> options) {
+        List<CliOption> sorted = new ArrayList<>(options);
+        sorted.sort((a, b) -> key(a).compareTo(key(b)));
+        return sorted;
+    }
+
+    private static String key(CliOption option) {
+        return option.name().substring(2).toLowerCase(Locale.ROOT);
+    }
+
+    /** The words after {@code lead}, wrapped; continuation lines start under the first word. */
+    private static String synopsis(String lead, List<String> words) {
+        StringBuilder out = new StringBuilder();
+        StringBuilder line = new StringBuilder(lead);
+        String indent = " ".repeat(lead.length());
+        boolean empty = true;
+        for (String word : words) {
+            if (!empty && line.length() + 1 + word.length() > WIDTH) {
+                out.append(line).append('\n');
+                line = new StringBuilder(indent);
+                empty = true;
+            }
+            if (!empty) {
+                line.append(' ');
+            }
+            line.append(word);
+            empty = false;
+        }
+        return out.append(line).append('\n').toString();
+    }
+
+    /** Rows of {key, name, text}: the text in a column right of the widest name that fits. */
+    private static String table(List<String[]> rows) {
+        int column = 0;
+        for (String[] row : rows) {
+            if (row[1].length() <= NAME_COLUMN_MAX) {
+                column = Math.max(column, row[1].length());
+            }
+        }
+        column += 3;
+        StringBuilder out = new StringBuilder();
+        for (String[] row : rows) {
+            String name = row[1];
+            if (name.length() + 2 > column) {
+                out.append(name).append('\n').append(wrap(" ".repeat(column) + row[2], WIDTH)).append('\n');
+            } else {
+                out.append(wrap(name + " ".repeat(column - name.length()) + row[2], WIDTH)).append('\n');
+            }
+        }
+        return out.toString();
     }
 
     /**
      * Wraps each line at spaces. In an indented table row ({@code "  --name=X   text"}) the text after the first
-     * wide gap is wrapped and continued two columns right of where it starts, as picocli does; a line that is
-     * only indented text continues two columns right of its indentation; an unindented paragraph at column 0.
+     * wide gap is wrapped and continued two columns right of where it starts; a line that is only indented text
+     * continues two columns right of its indentation; an unindented paragraph at column 0.
      */
     static String wrap(String text, int width) {
         List<String> out = new ArrayList<>();

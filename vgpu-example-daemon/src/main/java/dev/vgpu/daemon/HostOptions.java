@@ -12,8 +12,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 
 /**
  * The databases and libraries every command that scans uses: pci.ids and NVML; and, once resolved by
@@ -26,19 +24,30 @@ final class HostOptions {
     static final List<Path> DEFAULT_PCI_IDS = List.of(Path.of("/usr/share/misc/pci.ids"),
             Path.of("/usr/share/hwdata/pci.ids"), Path.of("/usr/pci.ids"));
 
-    @Option(names = "--pci-ids", paramLabel = "FILE",
-            description = "The pci.ids database; must exist (an empty file means numeric names). Default: the first "
-                    + "readable of /usr/share/misc/pci.ids, /usr/share/hwdata/pci.ids, /usr/pci.ids, else the pinned "
-                    + "NVIDIA section bundled in the jar (see --version).")
+    static final CliOption PCI_IDS = CliOption.value("--pci-ids", "FILE", "The pci.ids database; must exist (an empty"
+            + " file means numeric names). Default: the first readable of /usr/share/misc/pci.ids,"
+            + " /usr/share/hwdata/pci.ids, /usr/pci.ids, else the pinned NVIDIA section bundled in the jar (see"
+            + " --version).");
+    static final CliOption NVML_LIBRARY = CliOption.value("--nvml-library", "FILE", "Load NVML from this file (it must"
+            + " exist) instead of libnvidia-ml.so.1 through the dynamic linker.");
+    static final CliOption NO_NVML = CliOption.flag("--no-nvml", "Do not use NVML (no vGPU type-name fallback, no XID"
+            + " health events).");
+    /** The rows of every command that scans. */
+    static final List<CliOption> OPTIONS = List.of(PCI_IDS, NVML_LIBRARY, NO_NVML);
+
     Path pciIds;
-
-    @Option(names = "--nvml-library", paramLabel = "FILE",
-            description = "Load NVML from this file (it must exist) instead of libnvidia-ml.so.1 through the "
-                    + "dynamic linker.")
     Path nvmlLibrary;
-
-    @Option(names = "--no-nvml", description = "Do not use NVML (no vGPU type-name fallback, no XID health events).")
     boolean noNvml;
+
+    /** Nothing named: the system pci.ids, NVML through the dynamic linker (tests set the fields). */
+    HostOptions() {
+    }
+
+    HostOptions(CliArgs args) {
+        pciIds = args.path(PCI_IDS);
+        nvmlLibrary = args.path(NVML_LIBRARY);
+        noNvml = args.flag(NO_NVML);
+    }
 
     /** Sources chosen by {@code --sources}; null = every source on the class path. */
     private List<DeviceSource> sources;
@@ -49,16 +58,16 @@ final class HostOptions {
      *
      * @throws Refusal naming the option
      */
-    void requireNamedFiles(CommandSpec spec) {
+    void requireNamedFiles() {
         if (pciIds != null) {
-            requireReadableFile(spec, "--pci-ids", pciIds, "passthrough resource names come from it");
+            requireReadableFile("--pci-ids", pciIds, "passthrough resource names come from it");
         }
         if (nvmlLibrary != null) {
-            requireReadableFile(spec, "--nvml-library", nvmlLibrary, "vGPU type names and XID health come from it");
+            requireReadableFile("--nvml-library", nvmlLibrary, "vGPU type names and XID health come from it");
         }
     }
 
-    static void requireReadableFile(CommandSpec spec, String option, Path file, String why) {
+    static void requireReadableFile(String option, Path file, String why) {
         String problem;
         if (Files.isDirectory(file)) {
             problem = "is a directory";
@@ -74,7 +83,7 @@ final class HostOptions {
                 problem = "cannot be read (" + e.getMessage() + ")";
             }
         }
-        throw new Refusal(spec.commandLine(), option + " " + file + " " + problem + "; " + why
+        throw new Refusal(option + " " + file + " " + problem + "; " + why
                 + ", so the daemon does not start without it");
     }
 

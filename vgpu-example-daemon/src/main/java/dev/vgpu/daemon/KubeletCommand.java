@@ -17,11 +17,6 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * {@code kubelet}: the stand-in kubelet on a directory, for trying {@code serve} from a shell. It prints in words what
@@ -33,41 +28,46 @@ import picocli.CommandLine.Model.CommandSpec;
  * {@code vgpu-kubelet-stdin} thread only set {@code restart}; the shutdown hook sets {@code stopped} and closes the
  * kubelet.
  */
-@Command(name = "kubelet", mixinStandardHelpOptions = true,
-        description = {"Run a stand-in kubelet on a directory and print what it sees, to try 'serve' from a shell.",
-            "Registrations, device lists and health changes are printed as they arrive. Enter or SIGHUP restarts it "
-                    + "(plugin sockets deleted, a new kubelet.sock), as a real kubelet's restart looks to a plugin; "
-                    + "SIGTERM or Ctrl-C stops it. Never point it at a real kubelet's directory: it refuses one whose "
-                    + "kubelet.sock answers."})
 final class KubeletCommand implements Callable<Integer> {
+
+    static final CliOption DIR = CliOption.value("--device-plugin-dir", "DIR", "Where to serve kubelet.sock; created"
+            + " when missing. Give 'serve' the same directory.").asRequired();
+    static final CliOption RESTART_EVERY = CliOption.value("--restart-every", "DURATION", "Also restart after every"
+            + " period of this length (Go duration, e.g. 30s; at least 1s).");
+    /** {@code kubelet}'s table. */
+    static final CliCommand COMMAND = new CliCommand("kubelet", List.of(
+            "Run a stand-in kubelet on a directory and print what it sees, to try 'serve' from a shell.",
+            "Registrations, device lists and health changes are printed as they arrive. Enter or SIGHUP restarts it"
+                    + " (plugin sockets deleted, a new kubelet.sock), as a real kubelet's restart looks to a plugin;"
+                    + " SIGTERM or Ctrl-C stops it. Never point it at a real kubelet's directory: it refuses one whose"
+                    + " kubelet.sock answers."),
+            List.of(DIR, RESTART_EVERY));
 
     /** How often the loop looks at the restart flags when nothing else happens. */
     private static final Duration TICK = Duration.ofMillis(200);
 
-    @Option(names = "--device-plugin-dir", paramLabel = "DIR", required = true,
-            description = "Where to serve kubelet.sock; created when missing. Give 'serve' the same directory.")
-    Path dir;
-
-    @Option(names = "--restart-every", paramLabel = "DURATION",
-            description = "Also restart after every period of this length (Go duration, e.g. 30s; at least 1s).")
-    String restartEvery;
-
-    @Spec
-    CommandSpec spec;
+    final Path dir;
+    final String restartEvery;
+    private final PrintWriter out;
 
     private final AtomicBoolean restart = new AtomicBoolean();
     private final AtomicBoolean stopped = new AtomicBoolean();
 
+    KubeletCommand(CliArgs args, PrintWriter out) {
+        dir = args.path(DIR);
+        restartEvery = args.text(RESTART_EVERY);
+        this.out = out;
+    }
+
     @Override
     public Integer call() throws Exception {
-        PrintWriter out = spec.commandLine().getOut();
         Duration period = period();
         refuseALiveKubelet();
         StandInKubelet kubelet;
         try {
             kubelet = StandInKubelet.start(dir);
         } catch (java.io.UncheckedIOException e) {
-            throw new Refusal(spec.commandLine(), "--device-plugin-dir " + dir + ": " + e.getMessage()
+            throw new Refusal("--device-plugin-dir " + dir + ": " + e.getMessage()
                     + (e.getCause() == null ? "" : " (" + e.getCause().getMessage() + ")"));
         }
         Shutdown.onStop(() -> {
@@ -155,7 +155,7 @@ final class KubeletCommand implements Callable<Integer> {
             }
             return d;
         } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), "invalid --restart-every value \"" + restartEvery
+            throw new UsageError("invalid --restart-every value \"" + restartEvery
                     + "\": " + e.getMessage());
         }
     }
@@ -173,7 +173,7 @@ final class KubeletCommand implements Callable<Integer> {
             answers = false; // stale or not a socket: the stand-in replaces it
         }
         if (answers) {
-            throw new Refusal(spec.commandLine(), socket + " answers: a kubelet is running there, and the stand-in"
+            throw new Refusal(socket + " answers: a kubelet is running there, and the stand-in"
                     + " kubelet would replace its socket; give another --device-plugin-dir (and 'serve' the same)");
         }
     }

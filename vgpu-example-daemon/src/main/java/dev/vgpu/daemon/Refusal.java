@@ -1,18 +1,15 @@
 package dev.vgpu.daemon;
 
-import picocli.CommandLine;
-import picocli.CommandLine.ParameterException;
-
 /**
  * A condition of the machine or the environment that stops a command before it starts (a missing file, an
  * unknown source, a malformed environment variable): exit code 2 with this message alone. Usage help is printed
- * only for command-line usage errors, which picocli raises itself.
+ * only for command-line usage errors ({@link UsageError}).
  */
-final class Refusal extends ParameterException {
+final class Refusal extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
-    Refusal(CommandLine commandLine, String message) {
-        super(commandLine, message);
+    Refusal(String message) {
+        super(message, null, false, false);
     }
 }

@@ -9,12 +9,9 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
-import picocli.CommandLine;
 
 /**
  * Sample hosts bundled in the jar, written as real sysfs trees (relative symlinks and all) into a temporary
@@ -51,12 +48,8 @@ final class Samples {
     private Samples() {
     }
 
-    /** Picocli completion candidates: the sample names. */
-    static final class Names extends ArrayList<String> {
-        Names() {
-            super(List.of(A10_MDEV, H200_SRIOV, PASSTHROUGH));
-        }
-    }
+    /** The sample names, for the help and messages (a constant: naming it does not load this class). */
+    static final String NAMES = A10_MDEV + ", " + H200_SRIOV + ", " + PASSTHROUGH;
 
     /** A sample tree on disk; closing deletes it. */
     record Materialized(Path root, SysfsTree tree) implements AutoCloseable {
@@ -67,11 +60,10 @@ final class Samples {
     }
 
     /** Writes a sample into a fresh temporary directory. */
-    static Materialized materialize(CommandLine cli, String name) throws IOException {
+    static Materialized materialize(String name) throws IOException {
         Consumer<SysfsTree> builder = BUILDERS.get(name);
         if (builder == null) {
-            throw new CommandLine.ParameterException(cli, "unknown sample \"" + name + "\"; choose one of "
-                    + new Names());
+            throw new UsageError("unknown sample \"" + name + "\"; choose one of " + NAMES);
         }
         Path root = Files.createTempDirectory("vgpu-sample-" + name + "-");
         SysfsTree tree = SysfsTree.at(root);

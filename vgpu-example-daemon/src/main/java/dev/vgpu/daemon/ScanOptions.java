@@ -10,8 +10,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 
 /**
  * What to scan ({@code serve} and {@code discover}): the host root, which sources, and the state directory where
@@ -24,22 +22,29 @@ final class ScanOptions {
     /** The environment variable behind {@code --state-dir}. */
     static final String STATE_ENV = "VGPU_STATE_DIR";
 
-    @Option(names = "--host-root", paramLabel = "DIR", defaultValue = "/",
-            description = "Directory standing for the host's /: every sysfs and /dev path is read under it "
-                    + "(default: ${DEFAULT-VALUE}).")
-    Path hostRoot;
+    static final CliOption HOST_ROOT = CliOption.value("--host-root", "DIR", "Directory standing for the host's /:"
+            + " every sysfs and /dev path is read under it (default: ${DEFAULT}).").withDefault("/");
+    static final CliOption SOURCES = CliOption.value("--sources", "NAME,...", "Scan only these device sources"
+            + " (passthrough, mdev, vendor-vfio, or a custom source's name); overrides " + SOURCES_ENV + ". Default:"
+            + " every source on the class path.").withEnv(SOURCES_ENV);
+    static final CliOption STATE_DIR = CliOption.value("--state-dir", "DIR", "Keep what the sources learn (the profile"
+            + " names of vendor-VFIO cards) in this directory, so that a card that filled up is still named after a"
+            + " restart without NVML; never inside the device-plugin directory. serve creates and writes it, discover"
+            + " only reads it. Overrides " + STATE_ENV + "; empty = off (the default).").withEnv(STATE_ENV);
+    /** The rows {@code serve} and {@code discover} share. */
+    static final List<CliOption> OPTIONS = List.of(HOST_ROOT, SOURCES, STATE_DIR);
 
-    @Option(names = "--sources", paramLabel = "NAME,...",
-            description = "Scan only these device sources (passthrough, mdev, vendor-vfio, or a custom source's "
-                    + "name); overrides " + SOURCES_ENV + ". Default: every source on the class path.")
-    String sources;
+    final Path hostRoot;
+    /** As given; null = not given (then the variable decides). */
+    final String sources;
+    /** As given; null = not given (then the variable decides), empty = off. */
+    final String stateDir;
 
-    @Option(names = "--state-dir", paramLabel = "DIR",
-            description = "Keep what the sources learn (the profile names of vendor-VFIO cards) in this directory, so "
-                    + "that a card that filled up is still named after a restart without NVML; never inside the "
-                    + "device-plugin directory. serve creates and writes it, discover only reads it. Overrides "
-                    + STATE_ENV + "; empty = off (the default).")
-    String stateDir;
+    ScanOptions(CliArgs args) {
+        hostRoot = args.path(HOST_ROOT);
+        sources = args.text(SOURCES);
+        stateDir = args.text(STATE_DIR);
+    }
 
     /** A state directory and where it was given, for messages ({@code --state-dir} or the variable). */
     record StateDir(Path path, String origin) {
@@ -51,7 +56,7 @@ final class ScanOptions {
      *
      * @throws Refusal when the value is not a path
      */
-    Optional<StateDir> resolveStateDir(CommandSpec spec, Map<String, String> env) {
+    Optional<StateDir> resolveStateDir(Map<String, String> env) {
         String origin = stateDir != null ? "--state-dir" : STATE_ENV;
         String value = stateDir != null ? stateDir : env.get(STATE_ENV);
         if (value == null || value.isBlank()) {
@@ -60,7 +65,7 @@ final class ScanOptions {
         try {
             return Optional.of(new StateDir(Path.of(value.strip()), origin));
         } catch (java.nio.file.InvalidPathException e) {
-            throw new Refusal(spec.commandLine(), "invalid " + origin + " value: " + e.getMessage());
+            throw new Refusal("invalid " + origin + " value: " + e.getMessage());
         }
     }
 
@@ -69,7 +74,7 @@ final class ScanOptions {
      *
      * @throws Refusal naming the first unknown source and those that exist
      */
-    List<DeviceSource> resolveSources(CommandSpec spec, Map<String, String> env) {
+    List<DeviceSource> resolveSources(Map<String, String> env) {
         String origin = sources != null ? "--sources" : SOURCES_ENV;
         String value = sources != null ? sources : env.get(SOURCES_ENV);
         List<DeviceSource> all = DeviceSources.load();
@@ -84,7 +89,7 @@ final class ScanOptions {
         all.forEach(s -> known.add(s.name()));
         for (String name : wanted) {
             if (!known.contains(name)) {
-                throw new Refusal(spec.commandLine(), "unknown source \"" + name + "\" in " + origin
+                throw new Refusal("unknown source \"" + name + "\" in " + origin
                         + " (sources on the class path: " + String.join(", ", known) + ")");
             }
         }

@@ -6,23 +6,12 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 
 /** {@code serve}: discover, serve one device plugin per resource, rescan when asked, stop on SIGTERM/SIGINT. */
-@Command(name = "serve", mixinStandardHelpOptions = true,
-        description = {"Run the device plugin (the default command).",
-            "Environment: VFIO_VGPU_RESCAN_INTERVAL (Go duration, e.g. 30s or 5m; unset, empty or 0 = no rescans; "
-                    + "positive values below 5s are raised to 5s), overridden by --rescan-interval; VGPU_SOURCES, "
-                    + "overridden by --sources; VGPU_STATE_DIR, overridden by --state-dir; VGPU_CONFIG, overridden by "
-                    + "--config."})
 final class ServeCommand implements Callable<Integer> {
 
     /** Returned when the daemon runs on in its own threads; the process must not exit. */
@@ -37,85 +26,90 @@ final class ServeCommand implements Callable<Integer> {
      */
     static final String DEFAULT_METRICS_ADDRESS = "0.0.0.0:9410";
 
-    @Mixin
-    ScanOptions scan;
+    static final CliOption DEVICE_PLUGIN_DIR = CliOption.value("--device-plugin-dir", "DIR", "Where kubelet.sock lives"
+            + " and plugin sockets are created (default: ${DEFAULT}).").withDefault("/var/lib/kubelet/device-plugins");
+    static final CliOption RESCAN_INTERVAL = CliOption.value("--rescan-interval", "DURATION", "Rescan period, Go"
+            + " duration syntax; overrides " + RESCAN_ENV + ".").withEnv(RESCAN_ENV);
+    static final CliOption METRICS_ADDRESS = CliOption.value("--metrics-address", "HOST:PORT", "Serve /metrics,"
+            + " /healthz and /readyz over HTTP here; overrides " + METRICS_ENV + " (default: " + DEFAULT_METRICS_ADDRESS
+            + ", all interfaces; empty = off).").withEnv(METRICS_ENV);
+    static final CliOption SCAN_DEADLINE = CliOption.value("--scan-deadline", "DURATION", "A discovery round running"
+            + " longer than this fails /healthz (default: ${DEFAULT}).").withDefault("1m");
+    static final CliOption SAMPLE = CliOption.value("--sample", "NAME", "Serve a sample host bundled in the jar instead"
+            + " of --host-root, written to a temporary directory that is deleted at exit, to try serve, its metrics,"
+            + " probes and SIGHUP without a GPU: " + Samples.NAMES + ".");
+    static final CliOption FAILED_SCANS = CliOption.value("--unhealthy-after-failed-scans", "N", "This many discovery"
+            + " rounds in a row in which a source failed fail /healthz, so the kubelet restarts the pod; 0 = never"
+            + " (default: ${DEFAULT}).").withDefault(Integer.toString(FailedScans.DEFAULT_LIMIT));
+    /** {@code serve}'s table. */
+    static final CliCommand COMMAND = new CliCommand("serve", List.of("Run the device plugin (the default command).",
+            "Environment: VFIO_VGPU_RESCAN_INTERVAL (Go duration, e.g. 30s or 5m; unset, empty or 0 = no rescans;"
+                    + " positive values below 5s are raised to 5s), overridden by --rescan-interval; VGPU_SOURCES,"
+                    + " overridden by --sources; VGPU_STATE_DIR, overridden by --state-dir; VGPU_CONFIG, overridden by"
+                    + " --config."),
+            CliCommand.join(ScanOptions.OPTIONS, HostOptions.OPTIONS, ConfigOption.OPTIONS, DraOptions.OPTIONS,
+                    List.of(DEVICE_PLUGIN_DIR, RESCAN_INTERVAL, METRICS_ADDRESS, SCAN_DEADLINE, SAMPLE, FAILED_SCANS)));
 
-    @Mixin
-    HostOptions host;
+    final CliArgs args;
+    /** The process environment as seen by the command (injected for tests). */
+    final Map<String, String> env;
+    final ScanOptions scan;
+    final HostOptions host;
+    final ConfigOption configOption;
+    final DraOptions dra;
+    final Path devicePluginDir;
+    final String rescanInterval;
+    final String metricsAddress;
+    final String scanDeadline;
+    final String sample;
+    final int failedScansLimit;
 
-    @Mixin
-    ConfigOption configOption;
-
-    @Mixin
-    DraOptions dra;
-
-    @Option(names = "--device-plugin-dir", paramLabel = "DIR", defaultValue = "/var/lib/kubelet/device-plugins",
-            description = "Where kubelet.sock lives and plugin sockets are created (default: ${DEFAULT-VALUE}).")
-    Path devicePluginDir;
-
-    @Option(names = "--rescan-interval", paramLabel = "DURATION",
-            description = "Rescan period, Go duration syntax; overrides " + RESCAN_ENV + ".")
-    String rescanInterval;
-
-    @Option(names = "--metrics-address", paramLabel = "HOST:PORT",
-            description = "Serve /metrics, /healthz and /readyz over HTTP here; overrides " + METRICS_ENV
-                    + " (default: " + DEFAULT_METRICS_ADDRESS + ", all interfaces; empty = off).")
-    String metricsAddress;
-
-    @Option(names = "--scan-deadline", paramLabel = "DURATION", defaultValue = "1m",
-            description = "A discovery round running longer than this fails /healthz (default: ${DEFAULT-VALUE}).")
-    String scanDeadline;
-
-    @Option(names = "--sample", paramLabel = "NAME",
-            description = "Serve a sample host bundled in the jar instead of --host-root, written to a temporary"
-                    + " directory that is deleted at exit, to try serve, its metrics, probes and SIGHUP without a GPU:"
-                    + " ${COMPLETION-CANDIDATES}.",
-            completionCandidates = Samples.Names.class)
-    String sample;
-
-    @Option(names = "--unhealthy-after-failed-scans", paramLabel = "N",
-            defaultValue = "" + FailedScans.DEFAULT_LIMIT,
-            description = "This many discovery rounds in a row in which a source failed fail /healthz, so the kubelet"
-                    + " restarts the pod; 0 = never (default: ${DEFAULT-VALUE}).")
-    int failedScansLimit;
-
-    @ParentCommand
-    VgpuDaemon parent;
-
-    @Spec
-    CommandSpec spec;
+    ServeCommand(CliArgs args, Map<String, String> env) {
+        this.args = args;
+        this.env = env;
+        scan = new ScanOptions(args);
+        host = new HostOptions(args);
+        configOption = new ConfigOption(args);
+        dra = new DraOptions(args);
+        devicePluginDir = args.path(DEVICE_PLUGIN_DIR);
+        rescanInterval = args.text(RESCAN_INTERVAL);
+        metricsAddress = args.text(METRICS_ADDRESS);
+        scanDeadline = args.text(SCAN_DEADLINE);
+        sample = args.text(SAMPLE);
+        failedScansLimit = args.integer(FAILED_SCANS, FailedScans.DEFAULT_LIMIT);
+    }
 
     @Override
     public Integer call() {
-        if (dra.mode(spec, parent.env) == DraOptions.Mode.DRA) {
+        if (dra.mode(env) == DraOptions.Mode.DRA) {
             return DraServe.call(this);
         }
-        dra.refuseInDevicePluginMode(spec);
-        RescanInterval interval = rescanInterval(spec, rescanInterval, parent.env.get(RESCAN_ENV));
-        host.requireNamedFiles(spec);
-        if (sample != null && spec.commandLine().getParseResult().hasMatchedOption("--host-root")) {
-            throw new ParameterException(spec.commandLine(), "--sample and --host-root: give one of them");
+        dra.refuseInDevicePluginMode();
+        RescanInterval interval = rescanInterval(rescanInterval, env.get(RESCAN_ENV));
+        host.requireNamedFiles();
+        if (sample != null && args.has(ScanOptions.HOST_ROOT)) {
+            throw new UsageError("--sample and --host-root: give one of them");
         }
         if (sample == null) {
-            requireDirectory(spec, "--host-root", scan.hostRoot);
+            requireDirectory("--host-root", scan.hostRoot);
         }
         if (!Files.isDirectory(devicePluginDir)) {
-            throw new Refusal(spec.commandLine(), "--device-plugin-dir " + devicePluginDir
+            throw new Refusal("--device-plugin-dir " + devicePluginDir
                     + " is not a directory (is the kubelet's device-plugins directory mounted?)");
         }
-        host.useSources(scan.resolveSources(spec, parent.env));
-        Optional<Path> stateDir = scan.resolveStateDir(spec, parent.env).map(this::prepareStateDirectory);
-        Optional<InetSocketAddress> metrics = metricsAddress(spec, metricsAddress, parent.env.get(METRICS_ENV));
-        Duration deadline = scanDeadline(spec, scanDeadline);
+        host.useSources(scan.resolveSources(env));
+        Optional<Path> stateDir = scan.resolveStateDir(env).map(this::prepareStateDirectory);
+        Optional<InetSocketAddress> metrics = metricsAddress(metricsAddress, env.get(METRICS_ENV));
+        Duration deadline = scanDeadline(scanDeadline);
         if (failedScansLimit < 0) {
-            throw new ParameterException(spec.commandLine(), "invalid --unhealthy-after-failed-scans value "
+            throw new UsageError("invalid --unhealthy-after-failed-scans value "
                     + failedScansLimit + ": a count of rounds, 0 or more (0 = never)");
         }
-        LiveConfig config = configOption.load(spec, parent.env);
+        LiveConfig config = configOption.load(env);
         DirectoryLock lock = lockDirectory(stateDir.orElse(devicePluginDir));
         Samples.Materialized tree = null;
         try {
-            tree = sample == null ? null : Samples.materialize(spec.commandLine(), sample);
+            tree = sample == null ? null : Samples.materialize(sample);
             Samples.Materialized written = tree;
             Path hostRoot = tree == null ? scan.hostRoot : tree.root();
             // The stop hook is in place before the first scan: a SIGTERM during start cleans up too.
@@ -130,14 +124,14 @@ final class ServeCommand implements Callable<Integer> {
                     }));
         } catch (java.io.IOException e) {
             lock.close();
-            throw new Refusal(spec.commandLine(), "--sample " + sample + ": cannot write the sample host: "
+            throw new Refusal("--sample " + sample + ": cannot write the sample host: "
                     + e.getMessage());
         } catch (java.io.UncheckedIOException e) {
             lock.close();
             if (tree != null) {
                 tree.close();
             }
-            throw new Refusal(spec.commandLine(), e.getMessage() + " (choose another --metrics-address,"
+            throw new Refusal(e.getMessage() + " (choose another --metrics-address,"
                     + " or an empty one to turn metrics off)");
         } catch (RuntimeException | Error e) {
             lock.close();
@@ -171,12 +165,12 @@ final class ServeCommand implements Callable<Integer> {
         Path state = comparable(dir);
         Path outside = comparable(keepOutOf);
         if (state.startsWith(outside)) {
-            throw new Refusal(spec.commandLine(), given.origin() + " " + dir + (state.equals(outside) ? " is"
+            throw new Refusal(given.origin() + " " + dir + (state.equals(outside) ? " is"
                     : " is inside") + " the " + flag + " " + keepOutOf + ", " + why + ": choose a directory outside"
                     + " it, such as /var/lib/vgpu");
         }
         if (Files.exists(dir) && !Files.isDirectory(dir)) {
-            throw new Refusal(spec.commandLine(), given.origin() + " " + dir + " is not a directory");
+            throw new Refusal(given.origin() + " " + dir + " is not a directory");
         }
         try {
             if (!Files.isDirectory(dir)) {
@@ -187,7 +181,7 @@ final class ServeCommand implements Callable<Integer> {
                         : new java.nio.file.attribute.FileAttribute<?>[0]);
             }
         } catch (java.io.IOException e) {
-            throw new Refusal(spec.commandLine(), "cannot create " + given.origin() + " " + dir + ": " + e);
+            throw new Refusal("cannot create " + given.origin() + " " + dir + ": " + e);
         }
         return dir;
     }
@@ -215,12 +209,12 @@ final class ServeCommand implements Callable<Integer> {
      */
     private DirectoryLock lockDirectory(Path dir) {
         try {
-            return DirectoryLock.tryAcquire(dir).orElseThrow(() -> new Refusal(spec.commandLine(),
+            return DirectoryLock.tryAcquire(dir).orElseThrow(() -> new Refusal(
                     "another vgpu daemon is already serving " + devicePluginDir + " (it holds "
                             + dir.resolve(DirectoryLock.FILE) + "); two daemons on one device-plugin directory"
                             + " would replace each other's sockets: stop the other one first"));
         } catch (java.io.IOException e) {
-            throw new Refusal(spec.commandLine(), "cannot lock " + dir.resolve(DirectoryLock.FILE) + ": "
+            throw new Refusal("cannot lock " + dir.resolve(DirectoryLock.FILE) + ": "
                     + e.getMessage());
         }
     }
@@ -229,7 +223,7 @@ final class ServeCommand implements Callable<Integer> {
      * The effective interval: the flag wins over the environment; errors name the flag or variable (a malformed
      * flag is a usage error, a malformed variable a refusal without usage help).
      */
-    static RescanInterval rescanInterval(CommandSpec spec, String flag, String env) {
+    static RescanInterval rescanInterval(String flag, String env) {
         String source = flag != null ? "--rescan-interval" : RESCAN_ENV;
         String value = flag != null ? flag : env;
         try {
@@ -237,8 +231,7 @@ final class ServeCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             String message = "invalid " + source + " value \"" + value + "\": " + e.getMessage()
                     + " (use a Go duration such as 30s, 5m or 1h; 0 or empty disables rescans)";
-            throw flag != null ? new ParameterException(spec.commandLine(), message)
-                    : new Refusal(spec.commandLine(), message);
+            throw flag != null ? new UsageError(message) : new Refusal(message);
         }
     }
 
@@ -246,7 +239,7 @@ final class ServeCommand implements Callable<Integer> {
      * The metrics listener: the flag wins over the environment, which wins over {@value #DEFAULT_METRICS_ADDRESS};
      * an empty value turns it off. {@code HOST:PORT}, {@code :PORT} (every interface) or {@code [V6]:PORT}.
      */
-    static Optional<InetSocketAddress> metricsAddress(CommandSpec spec, String flag, String env) {
+    static Optional<InetSocketAddress> metricsAddress(String flag, String env) {
         String source = flag != null ? "--metrics-address" : env != null ? METRICS_ENV : null;
         String value = (flag != null ? flag : env != null ? env : DEFAULT_METRICS_ADDRESS).strip();
         if (value.isEmpty()) {
@@ -265,14 +258,13 @@ final class ServeCommand implements Callable<Integer> {
         if (colon < 0 || port < 0 || port > 65535 || hostPart.contains(":") && !value.contains("[")) {
             String message = "invalid " + (source == null ? "metrics address" : source) + " value \"" + value
                     + "\": use HOST:PORT, :PORT or [IPv6]:PORT, or an empty value to turn metrics off";
-            throw flag != null ? new ParameterException(spec.commandLine(), message)
-                    : new Refusal(spec.commandLine(), message);
+            throw flag != null ? new UsageError(message) : new Refusal(message);
         }
         return Optional.of(hostPart.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(hostPart, port));
     }
 
     /** The liveness deadline of a discovery round, Go duration syntax, positive. */
-    static Duration scanDeadline(CommandSpec spec, String value) {
+    static Duration scanDeadline(String value) {
         try {
             Duration d = Durations.parseGo(value);
             if (d.isNegative() || d.isZero()) {
@@ -280,14 +272,14 @@ final class ServeCommand implements Callable<Integer> {
             }
             return d;
         } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), "invalid --scan-deadline value \"" + value + "\": "
+            throw new UsageError("invalid --scan-deadline value \"" + value + "\": "
                     + e.getMessage());
         }
     }
 
-    static void requireDirectory(CommandSpec spec, String option, Path dir) {
+    static void requireDirectory(String option, Path dir) {
         if (!Files.isDirectory(dir)) {
-            throw new Refusal(spec.commandLine(), option + " " + dir + " is not a directory");
+            throw new Refusal(option + " " + dir + " is not a directory");
         }
     }
 }

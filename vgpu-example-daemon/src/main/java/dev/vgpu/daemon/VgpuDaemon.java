@@ -7,10 +7,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.concurrent.Callable;
 import org.slf4j.bridge.SLF4JBridgeHandler;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
 
 /**
  * The node agent: {@code serve} (the default), {@code discover}, {@code demo} and {@code kubelet} (a stand-in kubelet
@@ -22,23 +20,25 @@ import picocli.CommandLine.Command;
  * java -jar vgpu-daemon.jar demo
  * java -jar vgpu-daemon.jar kubelet --device-plugin-dir /tmp/dp
  * </pre>
- * Usage errors exit with code 2 after the usage help; so do conditions that stop a command before it starts
- * (a missing {@code --pci-ids} file, a malformed {@code VFIO_VGPU_RESCAN_INTERVAL}), with one message and no
- * usage help.
+ * Usage errors ({@link UsageError}: an unknown option, a missing or malformed value) exit with code 2 after the
+ * usage help; so do conditions that stop a command before it starts ({@link Refusal}: a missing {@code --pci-ids}
+ * file, a malformed {@code VFIO_VGPU_RESCAN_INTERVAL}), with one message and no usage help. The command line is read
+ * by {@link CliParser} against each command's option table.
  */
-@Command(name = "vgpu-daemon", mixinStandardHelpOptions = true, versionProvider = VgpuDaemon.Version.class,
-        description = "Kubernetes device plugin for NVIDIA GPUs and vGPUs on KubeVirt.",
-        subcommands = {ServeCommand.class, DiscoverCommand.class, DemoCommand.class, KubeletCommand.class},
-        footer = {"", "Without a subcommand, 'serve' runs. Logs go to stderr; set VGPU_LOG_LEVEL=debug for more."})
-public final class VgpuDaemon implements Runnable {
+public final class VgpuDaemon {
 
-    private static final Set<String> TOP_LEVEL = Set.of("-h", "--help", "-V", "--version");
+    /** The commands, in the order the top-level help lists them. */
+    static final List<CliCommand> COMMANDS = List.of(ServeCommand.COMMAND, DiscoverCommand.COMMAND,
+            DemoCommand.COMMAND, KubeletCommand.COMMAND);
+    private static final String DESCRIPTION = "Kubernetes device plugin for NVIDIA GPUs and vGPUs on KubeVirt.";
+    private static final String FOOTER = "Without a subcommand, 'serve' runs. Logs go to stderr; set"
+            + " VGPU_LOG_LEVEL=debug for more.";
+    /** Exit code of a command line the daemon cannot run, and of a refusal. */
+    static final int USAGE = 2;
+    /** Exit code of a command that failed unexpectedly (its stack trace is printed). */
+    static final int FAILED = 1;
 
-    /** The process environment as seen by the commands (injected for tests). */
-    final Map<String, String> env;
-
-    VgpuDaemon(Map<String, String> env) {
-        this.env = Map.copyOf(env);
+    private VgpuDaemon() {
     }
 
     /** Entry point of the jar. */
@@ -66,45 +66,72 @@ public final class VgpuDaemon implements Runnable {
      * running and the process must stay up.
      */
     static int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
-        CommandLine cli = new CommandLine(new VgpuDaemon(env));
-        cli.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
-        cli.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
-        cli.setCaseInsensitiveEnumValuesAllowed(true);
-        cli.setUsageHelpWidth(HelpText.WIDTH);
-        HelpText.install(cli);
-        CommandLine.IParameterExceptionHandler usageErrors = cli.getParameterExceptionHandler();
-        cli.setParameterExceptionHandler((e, given) -> {
-            if (e instanceof Refusal) {
-                e.getCommandLine().getErr().println(e.getMessage());
-                return 2;
+        PrintWriter stdout = new PrintWriter(out, true, StandardCharsets.UTF_8);
+        PrintWriter stderr = new PrintWriter(err, true, StandardCharsets.UTF_8);
+        CliCommand chosen = null;
+        try {
+            CliParser.Parsed parsed = CliParser.parse(COMMANDS, withDefaultSubcommand(args));
+            chosen = parsed.command();
+            if (parsed.request() == CliParser.Request.HELP) {
+                stdout.print(help(chosen));
+                return 0;
             }
-            if (e instanceof CommandLine.UnmatchedArgumentException unmatched && !unmatched.getSuggestions().isEmpty()) {
-                // Picocli prints either its suggestions ("--colour": "--config") or the usage help; a usage error
-                // gets the usage help always, so both.
-                CommandLine command = e.getCommandLine();
-                command.getErr().println(e.getMessage());
-                CommandLine.UnmatchedArgumentException.printSuggestions(e, command.getErr());
-                command.usage(command.getErr());
-                return command.getCommandSpec().exitCodeOnInvalidInput();
+            if (parsed.request() == CliParser.Request.VERSION) {
+                for (String line : versionLines()) {
+                    stdout.println(line);
+                }
+                return 0;
             }
-            return usageErrors.handleParseException(e, given);
-        });
-        return cli.execute(withDefaultSubcommand(args));
+            return command(parsed.args(), env, stdout, stderr).call();
+        } catch (Refusal e) {
+            stderr.println(e.getMessage());
+            return USAGE;
+        } catch (UsageError e) {
+            stderr.println(e.getMessage());
+            stderr.print(help(e.command() != null ? e.command() : chosen));
+            return USAGE;
+        } catch (Exception e) {
+            e.printStackTrace(stderr);
+            return FAILED;
+        } finally {
+            stdout.flush();
+            stderr.flush();
+        }
+    }
+
+    /**
+     * The command {@code args} are for, its options read and converted (nothing checked against the machine yet).
+     *
+     * @throws UsageError for a value that does not convert (a number, a path)
+     */
+    static Callable<Integer> command(CliArgs args, Map<String, String> env, PrintWriter out, PrintWriter err) {
+        Map<String, String> environment = Map.copyOf(env);
+        CliCommand command = args.command();
+        if (command == DiscoverCommand.COMMAND) {
+            return new DiscoverCommand(args, environment, out, err);
+        }
+        if (command == DemoCommand.COMMAND) {
+            return new DemoCommand(args, out);
+        }
+        if (command == KubeletCommand.COMMAND) {
+            return new KubeletCommand(args, out);
+        }
+        return new ServeCommand(args, environment);
+    }
+
+    /** The usage help of a command, or the top level's for null. */
+    static String help(CliCommand command) {
+        return command == null ? HelpText.topLevel(DESCRIPTION, COMMANDS, FOOTER) : HelpText.of(command);
     }
 
     /** {@code serve} is the default: arguments that start with an option (other than help/version) get it. */
     static String[] withDefaultSubcommand(String[] args) {
-        if (args.length == 0 || (args[0].startsWith("-") && !TOP_LEVEL.contains(args[0]))) {
+        if (args.length == 0 || (args[0].startsWith("-") && !CliParser.isBuiltIn(args[0]))) {
             List<String> all = new ArrayList<>(List.of("serve"));
             all.addAll(Arrays.asList(args));
             return all.toArray(String[]::new);
         }
         return args;
-    }
-
-    @Override
-    public void run() {
-        throw new IllegalStateException("unreachable: serve is the default subcommand");
     }
 
     /** The project version from the jar manifest, or "(development build)" when run from classes. */
@@ -117,17 +144,13 @@ public final class VgpuDaemon implements Runnable {
      * {@code --version}: the project version from the jar manifest ({@code Implementation-Version}; "development
      * build" when run from classes), the bundled pci.ids version and the Java runtime.
      */
-    static final class Version implements CommandLine.IVersionProvider {
-        @Override
-        public String[] getVersion() {
-            return new String[] {
+    static List<String> versionLines() {
+        return List.of(
                 "vgpu-daemon " + version(),
                 "pci.ids: bundled NVIDIA section version " + PciIdsDatabase.bundledVersion()
                         + " (the upstream plugin's names, plus the ids only the newer database knows; used when"
                         + " --pci-ids is not given and no system pci.ids is found)",
                 "Java runtime: " + System.getProperty("java.runtime.version") + " ("
-                        + System.getProperty("java.vendor") + ", " + System.getProperty("java.vm.name") + ")",
-            };
-        }
+                        + System.getProperty("java.vendor") + ", " + System.getProperty("java.vm.name") + ")");
     }
 }

@@ -129,11 +129,12 @@ class DeployManifestsTest {
     @ValueSource(strings = {"default", "nvml", "nvml-runtimeclass", "dra"})
     void theDaemonSetsArgumentsParseAsTheDaemonsCommandLine(String overlay) {
         List<String> args = strings(container(daemonSet(overlay)).path("args"));
-        picocli.CommandLine cli = new picocli.CommandLine(new VgpuDaemon(Map.of()));
-        picocli.CommandLine.ParseResult parsed = cli.parseArgs(args.toArray(String[]::new));
-        assertThat(parsed.subcommand()).as("a subcommand").isNotNull();
-        assertThat(parsed.subcommand().commandSpec().name()).isEqualTo(args.get(0));
-        assertThat(parsed.subcommand().unmatched()).as("unmatched arguments").isEmpty();
+        // Throws a UsageError for an unknown option or a value the parser or the command's conversions refuse.
+        CliParser.Parsed parsed = CliParser.parse(VgpuDaemon.COMMANDS, args.toArray(String[]::new));
+        assertThat(parsed.request()).isEqualTo(CliParser.Request.RUN);
+        assertThat(parsed.command().name()).as("the subcommand").isEqualTo(args.get(0));
+        java.io.PrintWriter none = new java.io.PrintWriter(java.io.Writer.nullWriter());
+        assertThat(VgpuDaemon.command(parsed.args(), Map.of(), none, none)).isNotNull();
     }
 
     /** No deprecated field ({@code bases}, {@code patchesStrategicMerge}): kustomize v5 would warn on stderr. */

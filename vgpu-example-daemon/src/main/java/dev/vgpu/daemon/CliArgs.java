@@ -1,0 +1,70 @@
+package dev.vgpu.daemon;
+
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.util.Map;
+
+/**
+ * What {@link CliParser} read for one command: the options given, by name, each with its value as typed ({@code ""}
+ * for {@code --config=}; {@code "true"} or {@code "false"} for a flag). Readers fall back to the row's default, and
+ * convert; a value that does not convert is a {@link UsageError} naming the option.
+ */
+final class CliArgs {
+
+    private final CliCommand command;
+    private final Map<String, String> given;
+
+    CliArgs(CliCommand command, Map<String, String> given) {
+        this.command = command;
+        this.given = Map.copyOf(given);
+    }
+
+    /** The command these arguments are for. */
+    CliCommand command() {
+        return command;
+    }
+
+    /** Whether the option was on the command line (a default does not count). */
+    boolean has(CliOption option) {
+        return given.containsKey(option.name());
+    }
+
+    /** The value given, else the default; null when neither is there. */
+    String text(CliOption option) {
+        String value = given.get(option.name());
+        return value != null ? value : option.defaultValue();
+    }
+
+    /** A flag: given (and not {@code =false}). */
+    boolean flag(CliOption option) {
+        return "true".equals(given.get(option.name()));
+    }
+
+    /** The value as a path; null when neither given nor defaulted. */
+    Path path(CliOption option) {
+        String value = text(option);
+        if (value == null) {
+            return null;
+        }
+        try {
+            return Path.of(value);
+        } catch (InvalidPathException e) {
+            throw new UsageError("Invalid value for option '" + option.name() + "': '" + value + "' is not a path ("
+                    + e.getReason() + ")");
+        }
+    }
+
+    /** The value as an int; {@code fallback} when neither given nor defaulted. */
+    int integer(CliOption option, int fallback) {
+        String value = text(option);
+        if (value == null) {
+            return fallback;
+        }
+        try {
+            return Integer.parseInt(value.strip());
+        } catch (NumberFormatException e) {
+            throw new UsageError("Invalid value for option '" + option.name() + "': '" + value
+                    + "' is not a whole number");
+        }
+    }
+}
