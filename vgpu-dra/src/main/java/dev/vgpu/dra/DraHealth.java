@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalInt;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -38,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * check's problems, the GPU faults and their timers, and it alone reads the host for the checks and the VF listing
  * of a faulty GPU; {@link #apply}, {@link #markGpuUnhealthy} and {@link #recoverAfter} only post to it. The NVML probe
  * of a recovering GPU runs on it too (a short native call). The set of unhealthy ids goes to {@code unhealthy} from
- * that thread, only when it changed.
+ * that thread (each id with why), only when the set or a reason changed.
  */
 public final class DraHealth implements AutoCloseable {
 
@@ -48,7 +47,7 @@ public final class DraHealth implements AutoCloseable {
 
     private final Handovers handovers;
     private final Path hostRoot;
-    private final Consumer<Set<String>> unhealthy;
+    private final Consumer<Map<String, String>> unhealthy;
     private final ScheduledExecutorService thread;
     private final GpuFaults faults;
 
@@ -58,18 +57,18 @@ public final class DraHealth implements AutoCloseable {
     private Map<String, String> problems = Map.of();
     /** Device id to the reason it was last reported unhealthy for, as published. */
     private Map<String, String> reported = Map.of();
-    /** The ids last told to {@code unhealthy}; written by the thread, read by any (metrics). */
-    private volatile Set<String> published;
+    /** The verdicts last told to {@code unhealthy} (id → why); written by the thread, read by any (metrics). */
+    private volatile Map<String, String> published;
 
     /**
      * @param handovers the host's checks (the same as Prepare's)
      * @param hostRoot  where a faulty GPU's VFs are listed
      * @param probe     whether a GPU still answers (NVML), asked before an XID fault recovers
      * @param quiet     {@code health.xid.recoverAfter}; zero = never
-     * @param unhealthy told the ids of every unhealthy device whenever that set changes
+     * @param unhealthy told every unhealthy device's id and why (in words) whenever that changes
      */
     public DraHealth(Handovers handovers, Path hostRoot, GpuFaults.Probe probe, Duration quiet,
-              Consumer<Set<String>> unhealthy) {
+              Consumer<Map<String, String>> unhealthy) {
         this.handovers = Objects.requireNonNull(handovers, "handovers");
         this.hostRoot = Objects.requireNonNull(hostRoot, "hostRoot");
         this.unhealthy = Objects.requireNonNull(unhealthy, "unhealthy");
@@ -195,16 +194,16 @@ public final class DraHealth implements AutoCloseable {
                         e.getKey(), e.getValue());
             }
         }
-        Set<String> ids = Set.copyOf(now.keySet());
         for (String id : reported.keySet()) {
             if (!now.containsKey(id) && problems.containsKey(id)) {
                 LOG.info("DRA device {} is healthy again (was: {}); its taint is removed", id, reported.get(id));
             }
         }
         reported = now;
-        if (!ids.equals(published)) {
-            published = ids;
-            unhealthy.accept(ids);
+        if (!now.equals(published)) {
+            Map<String, String> verdicts = Map.copyOf(now);
+            published = verdicts;
+            unhealthy.accept(verdicts);
         }
     }
 
@@ -216,7 +215,7 @@ public final class DraHealth implements AutoCloseable {
 
     /** Ids that are unhealthy now, sorted (for {@code vgpu_devices}); any thread, may be a round old. */
     public List<String> unhealthyIds() {
-        Set<String> now = published;
-        return now == null ? List.of() : now.stream().sorted().toList();
+        Map<String, String> now = published;
+        return now == null ? List.of() : now.keySet().stream().sorted().toList();
     }
 }

@@ -13,9 +13,11 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -138,8 +140,19 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
      */
     public void health(Set<String> unhealthyIds) {
         Objects.requireNonNull(unhealthyIds, "unhealthyIds");
+        Map<String, String> reasons = new HashMap<>();
+        unhealthyIds.forEach(id -> reasons.put(id, ""));
+        health(reasons);
+    }
+
+    /**
+     * As {@link #health(Set)}, each unhealthy device with the reason the stream's message carries (at most 1,024
+     * characters; an empty reason gets a generic message), e.g. {@link DraHealth}'s verdicts.
+     */
+    public void health(Map<String, String> reasonsById) {
+        Objects.requireNonNull(reasonsById, "reasonsById");
         if (health != null) {
-            health.health(unhealthyIds);
+            health.health(reasonsById);
         }
     }
 

@@ -10,7 +10,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -22,7 +21,8 @@ import org.slf4j.LoggerFactory;
  * The kubelet's {@code DRAResourceHealth} streams of one plugin (docs/DRA.md §2): each open stream gets the health
  * of every device of the current snapshot when it opens, after every change (of the unhealthy ids or of the device
  * list) and again every {@code refresh} (the kubelet takes a device it has not heard of for 30 s as unknown). A
- * device is unhealthy when its id is in the set last given to {@link #health}, healthy otherwise.
+ * device is unhealthy when its id is in the map last given to {@link #health}, with that map's reason as the
+ * message (at most {@value #MAX_MESSAGE} characters, as the kubelet keeps), healthy otherwise.
  *
  * <p>Threads: the one health thread ({@value #THREAD_NAME}) owns the open streams, the unhealthy ids and the
  * device names last sent; gRPC's threads (a stream opened, ready, cancelled) and the plugin's callers
@@ -35,7 +35,10 @@ final class HealthStreams implements AutoCloseable {
     static final Duration REFRESH = Duration.ofSeconds(10);
 
     private static final Logger LOG = LoggerFactory.getLogger(HealthStreams.class);
+    /** The message of an unhealthy device given without a reason. */
     static final String UNHEALTHY_MESSAGE = "marked unhealthy by the vgpu daemon's health checks (its log says why)";
+    /** The longest message the kubelet keeps. */
+    static final int MAX_MESSAGE = 1024;
 
     /** One open stream of either API version. Called on the health thread only. */
     interface Sink {
@@ -56,7 +59,8 @@ final class HealthStreams implements AutoCloseable {
     private final ScheduledThreadPoolExecutor thread;
     // Health thread only.
     private final Map<Sink, Boolean> pendingBySink = new HashMap<>();
-    private Set<String> unhealthy = Set.of();
+    /** Unhealthy device id → its message. */
+    private Map<String, String> unhealthy = Map.of();
     private List<String> sentNames = List.of();
 
     /** The health thread's name, unless a caller's factory names it. */
@@ -101,9 +105,10 @@ final class HealthStreams implements AutoCloseable {
         });
     }
 
-    /** Exactly the devices with these ids are unhealthy from now on. Any thread; returns at once. */
-    void health(Set<String> unhealthyIds) {
-        Set<String> copy = Set.copyOf(unhealthyIds);
+    /** Exactly the devices with these ids are unhealthy from now on, each for its reason. Any thread; returns at once. */
+    void health(Map<String, String> reasonsById) {
+        Map<String, String> copy = new HashMap<>();
+        reasonsById.forEach((id, reason) -> copy.put(id, message(reason)));
         post(() -> {
             if (!copy.equals(unhealthy)) {
                 unhealthy = copy;
@@ -173,13 +178,22 @@ final class HealthStreams implements AutoCloseable {
         }
     }
 
+    /** The kubelet's message for a reason: the generic one for none, cut to {@value #MAX_MESSAGE} characters. */
+    static String message(String reason) {
+        if (reason == null || reason.isBlank()) {
+            return UNHEALTHY_MESSAGE;
+        }
+        String text = reason.strip();
+        return text.length() <= MAX_MESSAGE ? text : text.substring(0, MAX_MESSAGE - 3) + "...";
+    }
+
     /** Every device of the current snapshot, sorted by name. */
     private List<HealthReport> reports() {
         long now = clock.instant().getEpochSecond();
         List<HealthReport> reports = new ArrayList<>();
         snapshot.get().resources().values().forEach(r -> r.devices().forEach(d -> {
-            boolean healthy = !unhealthy.contains(d.id());
-            reports.add(new HealthReport(pool, DeviceNames.of(d), healthy, now, healthy ? "" : UNHEALTHY_MESSAGE));
+            String message = unhealthy.get(d.id());
+            reports.add(new HealthReport(pool, DeviceNames.of(d), message == null, now, message == null ? "" : message));
         }));
         reports.sort(Comparator.comparing(HealthReport::device));
         return reports;

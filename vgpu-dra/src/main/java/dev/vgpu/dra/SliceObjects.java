@@ -148,6 +148,25 @@ final class SliceObjects {
         return devices;
     }
 
+    /** Device name → the {@code timeAdded} of its taint with this key, for the devices of a published slice. */
+    static Map<String, String> taintTimes(ResourceSlice slice, String key) {
+        Map<String, String> times = new LinkedHashMap<>();
+        if (slice.getSpec() == null || slice.getSpec().getDevices() == null) {
+            return times;
+        }
+        for (Device d : slice.getSpec().getDevices()) {
+            if (d.getName() == null || d.getTaints() == null) {
+                continue;
+            }
+            for (DeviceTaint t : d.getTaints()) {
+                if (key.equals(t.getKey()) && t.getTimeAdded() != null && !t.getTimeAdded().isBlank()) {
+                    times.put(d.getName(), t.getTimeAdded());
+                }
+            }
+        }
+        return times;
+    }
+
     /** The pool generation a published slice carries; 0 when it has none. */
     static long generation(ResourceSlice slice) {
         return slice.getSpec() == null || slice.getSpec().getPool() == null

@@ -39,7 +39,9 @@ import org.slf4j.LoggerFactory;
  * same generation; a pool deleted behind its back comes back one generation above the last it published. Slices are named by {@code generateName} {@code <node>-<driver>-}, carry {@code spec.nodeName},
  * the pool name = the node name, an owner reference to the Node (its UID read once with a GET) and the label
  * {@code <driver>/node=<node>} the publisher lists and watches them by. A watch and a periodic check recreate
- * slices deleted behind its back (the kubelet deletes them all when it starts).
+ * slices deleted behind its back (the kubelet deletes them all when it starts). A taint keeps the {@code timeAdded}
+ * it was first published with, across restarts of the daemon too; until the first {@link #health} call a device
+ * whose published entry is tainted stays tainted.
  *
  * <p>Threads: every field below the configuration is owned by the publisher's one thread
  * ({@code vgpu-dra-slices}); {@link #publish}, {@link #health} and the watch's callbacks only post to it, so the
@@ -69,6 +71,12 @@ public final class SlicePublisher implements AutoCloseable {
     // Owned by `thread`.
     private Snapshot snapshot;
     private Set<String> unhealthy = Set.of();
+    /**
+     * Whether {@link #health} was called yet. Until then a device whose published entry carries the unhealthy taint
+     * keeps it: a restarted daemon's first round must not untaint a faulty device for the moments before its first
+     * health verdict (the scheduler could allocate it meanwhile).
+     */
+    private boolean healthHeard;
     private String nodeUid;
     /** The generation of the last successful round: a pool deleted behind our back comes back one above it. */
     private long lastGeneration;
@@ -114,7 +122,9 @@ public final class SlicePublisher implements AutoCloseable {
     public void health(Set<String> unhealthyIds) {
         Set<String> copy = Set.copyOf(unhealthyIds);
         post(() -> {
-            if (!copy.equals(unhealthy)) {
+            boolean first = !healthHeard;
+            healthHeard = true;
+            if (first || !copy.equals(unhealthy)) {
                 unhealthy = copy;
                 if (retry == null) {
                     round("a health change");
@@ -207,9 +217,10 @@ public final class SlicePublisher implements AutoCloseable {
             }
             nodeUid = found.getMetadata().getUid();
         }
-        List<List<SliceDevice>> wanted = ResourceSlices.devices(driver, snapshot, unhealthy);
-        updateTaintTimes(wanted);
         List<ResourceSlice> existing = new ArrayList<>(listOurs());
+        Set<String> tainting = healthHeard ? unhealthy : withPublishedTaints(existing);
+        List<List<SliceDevice>> wanted = ResourceSlices.devices(driver, snapshot, tainting);
+        updateTaintTimes(wanted, existing);
         existing.sort(Comparator.comparing(s -> s.getMetadata().getName()));
         long generation = Math.max(lastGeneration,
                 existing.stream().mapToLong(SliceObjects::generation).max().orElse(0));
@@ -273,17 +284,43 @@ public final class SlicePublisher implements AutoCloseable {
         if (written > 0 || !obsolete.isEmpty()) {
             LOG.info("Published {} ResourceSlice(s) of node {} at generation {} with {} device(s), {} unhealthy, after"
                     + " {}: {} created, {} updated, {} deleted", wanted.size(), node, next, devices,
-                    unhealthy.size(), why, created, written - created, obsolete.size());
+                    tainting.size(), why, created, written - created, obsolete.size());
         }
         lastGeneration = next;
         status = new Status(wanted.size(), next, devices, null);
     }
 
-    /** Every wanted tainted device keeps the time its taint was first published; healthy ones lose it. */
-    private void updateTaintTimes(List<List<SliceDevice>> wanted) {
+    /** Before the first health verdict: the devices of the snapshot whose published entries carry the taint. */
+    private Set<String> withPublishedTaints(List<ResourceSlice> existing) {
+        Set<String> names = new HashSet<>();
+        String key = SliceTaint.unhealthy(driver).key();
+        existing.forEach(slice -> names.addAll(SliceObjects.taintTimes(slice, key).keySet()));
+        Set<String> ids = new HashSet<>(unhealthy);
+        DeviceNames.index(snapshot).forEach((name, device) -> {
+            if (names.contains(name)) {
+                ids.add(device.id());
+            }
+        });
+        return ids;
+    }
+
+    /**
+     * Every wanted tainted device keeps the time its taint was first published; healthy ones lose it. A device this
+     * publisher has no time for yet takes the one its published slice already carries (a restarted daemon keeps the
+     * time the fault was first seen), else now.
+     */
+    private void updateTaintTimes(List<List<SliceDevice>> wanted, List<ResourceSlice> existing) {
         Set<String> tainted = new HashSet<>();
         wanted.forEach(part -> part.stream().filter(d -> !d.taints().isEmpty()).forEach(d -> tainted.add(d.name())));
         taintedSince.keySet().retainAll(tainted);
+        String key = SliceTaint.unhealthy(driver).key();
+        for (ResourceSlice slice : existing) {
+            SliceObjects.taintTimes(slice, key).forEach((name, time) -> {
+                if (tainted.contains(name)) {
+                    taintedSince.putIfAbsent(name, time);
+                }
+            });
+        }
         String now = Instant.now(clock).truncatedTo(ChronoUnit.SECONDS).toString();
         tainted.forEach(name -> taintedSince.putIfAbsent(name, now));
     }

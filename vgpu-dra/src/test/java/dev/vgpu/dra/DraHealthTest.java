@@ -43,8 +43,8 @@ class DraHealthTest {
     Path tmp;
     SysfsTree host;
     DraHealth health;
-    /** Every set the publisher was told, in order; written by the health thread. */
-    final List<Set<String>> told = new CopyOnWriteArrayList<>();
+    /** Every verdict (id → why) the publisher was told, in order; written by the health thread. */
+    final List<Map<String, String>> told = new CopyOnWriteArrayList<>();
     final List<DeviceSource> sources = List.of(new PassthroughSource(), new MdevSource(), new VendorVfioSource());
 
     @BeforeEach
@@ -82,7 +82,7 @@ class DraHealthTest {
         assertThat(unhealthy()).isEmpty();
         health.checkNow();
         health.awaitIdle();
-        assertThat(told).containsExactly(Set.of());
+        assertThat(told).containsExactly(Map.of());
     }
 
     @Test
@@ -94,7 +94,9 @@ class DraHealthTest {
         host.addGroupNode(41).configureVf(VF5, 1152);
         health.checkNow();
         assertThat(unhealthy()).isEmpty();
-        assertThat(told).containsExactly(Set.of(), Set.of(PASSTHROUGH, VF5), Set.of());
+        assertThat(told).extracting(Map::keySet).containsExactly(Set.of(), Set.of(PASSTHROUGH, VF5), Set.of());
+        assertThat(told.get(1).get(PASSTHROUGH)).isEqualTo("its VFIO group node /dev/vfio/41 is gone");
+        assertThat(told.get(1).get(VF5)).startsWith("it was ").contains("when advertised and is now");
     }
 
     @Test
@@ -107,6 +109,7 @@ class DraHealthTest {
 
         health.checkNow();
         assertThat(unhealthy()).as("a host check does not clear an XID").containsExactlyInAnyOrder(VF4, VF5, UUID);
+        assertThat(told.get(told.size() - 1)).containsEntry(UUID, "its GPU reported a critical XID");
     }
 
     @Test

@@ -102,6 +102,27 @@ class HealthStreamTest {
     }
 
     @Test
+    void anUnhealthyDeviceCarriesItsReasonCutToWhatTheKubeletKeeps() throws Exception {
+        var watch = node.kubelet.watchHealth(node.plugin.draSocket());
+        watch.next();
+
+        node.plugin.health(Map.of("0000:1b:00.4", "its VFIO group node /dev/vfio/100 is gone",
+                "0000:41:00.0", "x".repeat(5000)));
+        Map<String, String> messages = new java.util.TreeMap<>();
+        watch.next().getDevicesList().forEach(d -> messages.put(d.getDevice().getDeviceName(), d.getMessage()));
+
+        assertThat(messages.get(DraHarness.VF)).isEqualTo("its VFIO group node /dev/vfio/100 is gone");
+        assertThat(messages.get(DraHarness.GPU)).hasSize(1024).startsWith("xxx").endsWith("...");
+        assertThat(messages.get(DraHarness.VF2)).isEmpty();
+
+        // Only the reason changed: that is a change too.
+        node.plugin.health(Map.of("0000:1b:00.4", "its GPU reported a critical XID", "0000:41:00.0", ""));
+        watch.next().getDevicesList().forEach(d -> messages.put(d.getDevice().getDeviceName(), d.getMessage()));
+        assertThat(messages.get(DraHarness.VF)).isEqualTo("its GPU reported a critical XID");
+        assertThat(messages.get(DraHarness.GPU)).isEqualTo(HealthStreams.UNHEALTHY_MESSAGE);
+    }
+
+    @Test
     void aNewSnapshotWithOtherDevicesIsSentAtOnce() throws Exception {
         var watch = node.kubelet.watchHealth(node.plugin.draSocket());
         assertThat(health(watch.next())).containsOnlyKeys(ALL);

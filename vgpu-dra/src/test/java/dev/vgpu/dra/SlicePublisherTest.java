@@ -22,7 +22,9 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -212,6 +214,49 @@ class SlicePublisherTest {
         p.health(Set.of());
         assertThat(awaitSlices(l -> l.size() == 1).get(0).getSpec().getDevices())
                 .allSatisfy(d -> assertThat(d.getTaints()).isNullOrEmpty());
+    }
+
+    @Test
+    void aRestartedPublisherKeepsPublishedTaintsAndTheirTimesUntilItsFirstVerdict() throws Exception {
+        node(client, "node-a");
+        SlicePublisher first = SlicePublisher.builder(client, DriverName.DEFAULT, "node-a")
+                .checkEvery(Duration.ofMinutes(10)).watch(false)
+                .clock(Clock.fixed(Instant.parse("2026-03-01T10:00:00Z"), ZoneOffset.UTC)).start();
+        first.publish(vfs(100));
+        first.health(Set.of("0000:40:01.0"));
+        awaitSlices(l -> l.size() == 2);
+        first.close();
+
+        // The next daemon, with a later clock: its first round comes before its first health verdict and keeps the
+        // published taint, time and all.
+        SlicePublisher second = SlicePublisher.builder(client, DriverName.DEFAULT, "node-a")
+                .checkEvery(Duration.ofMinutes(10)).watch(false)
+                .clock(Clock.fixed(Instant.parse("2026-03-01T11:30:00Z"), ZoneOffset.UTC)).start();
+        closing.add(second);
+        second.publish(vfs(100));
+        await().atMost(WAIT).until(() -> second.status().slices() == 2);
+        assertThat(taintTimes(slices(client))).containsExactly(Map.entry("pci-0000-40-01-0", "2026-03-01T10:00:00Z"));
+
+        // Its verdict: the same fault, and a new one on a device of the same slice, so that slice is rewritten.
+        second.health(Set.of("0000:40:01.0", "0000:40:01.1"));
+
+        assertThat(taintTimes(awaitSlices(l -> taintTimes(l).size() == 2))).containsExactly(
+                Map.entry("pci-0000-40-01-0", "2026-03-01T10:00:00Z"),
+                Map.entry("pci-0000-40-01-1", "2026-03-01T11:30:00Z"));
+
+        // A verdict without the fault untaints it.
+        second.health(Set.of("0000:40:01.1"));
+        assertThat(taintTimes(awaitSlices(l -> taintTimes(l).size() == 1)))
+                .containsExactly(Map.entry("pci-0000-40-01-1", "2026-03-01T11:30:00Z"));
+    }
+
+    /** Tainted device name → its taint's timeAdded, sorted by name. */
+    static Map<String, String> taintTimes(List<ResourceSlice> slices) {
+        Map<String, String> times = new TreeMap<>();
+        slices.stream().flatMap(s -> s.getSpec().getDevices().stream())
+                .filter(d -> d.getTaints() != null && !d.getTaints().isEmpty())
+                .forEach(d -> times.put(d.getName(), d.getTaints().get(0).getTimeAdded()));
+        return times;
     }
 
     @Test

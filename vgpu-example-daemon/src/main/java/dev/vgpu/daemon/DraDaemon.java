@@ -149,7 +149,7 @@ final class DraDaemon implements AutoCloseable {
         DraHealth health = new DraHealth(handovers, config.hostRoot(), nvml::checkGpu,
                 live.xidPolicy().recoverAfter(), unhealthy -> {
                     // The same set becomes the slices' taints and the kubelet's health stream.
-                    slices.health(unhealthy);
+                    slices.health(unhealthy.keySet());
                     plugin.health(unhealthy);
                 }).start();
         live.onXidPolicy(policy -> {

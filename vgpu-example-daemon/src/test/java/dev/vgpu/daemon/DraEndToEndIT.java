@@ -187,16 +187,20 @@ class DraEndToEndIT {
             Files.writeString(events, "0000:41:00.0 79\n", StandardOpenOption.APPEND);
             await(daemon, () -> tainted().equals(List.of(GPU)));
             // The same verdict reaches the kubelet's health stream: the GPU UNHEALTHY, the VF and the mdev HEALTHY.
-            java.util.concurrent.atomic.AtomicReference<Map<String, HealthStatus>> last =
-                    new java.util.concurrent.atomic.AtomicReference<>(Map.of());
+            java.util.concurrent.atomic.AtomicReference<List<DeviceHealth>> last =
+                    new java.util.concurrent.atomic.AtomicReference<>(List.of());
             Awaitility.await().atMost(WAIT).until(() -> {
-                last.set(health.next().getDevicesList().stream().collect(java.util.stream.Collectors.toMap(
-                        d -> d.getDevice().getDeviceName(), DeviceHealth::getHealth)));
-                return last.get().get(GPU) == HealthStatus.UNHEALTHY;
+                last.set(health.next().getDevicesList());
+                return last.get().stream().anyMatch(d -> d.getDevice().getDeviceName().equals(GPU)
+                        && d.getHealth() == HealthStatus.UNHEALTHY);
             });
-            Map<String, HealthStatus> reported = last.get();
+            Map<String, HealthStatus> reported = last.get().stream().collect(java.util.stream.Collectors.toMap(
+                    d -> d.getDevice().getDeviceName(), DeviceHealth::getHealth));
             assertThat(reported).isEqualTo(Map.of(GPU, HealthStatus.UNHEALTHY, VF, HealthStatus.HEALTHY, MDEV,
                     HealthStatus.HEALTHY));
+            // With the reason the daemon's log gives.
+            assertThat(last.get()).filteredOn(d -> d.getDevice().getDeviceName().equals(GPU)).singleElement()
+                    .extracting(DeviceHealth::getMessage).isEqualTo("its GPU reported a critical XID");
             assertThat(daemon.output()).contains("DRA device 0000:41:00.0 is unhealthy: its GPU reported a critical"
                     + " XID");
 
