@@ -33,6 +33,24 @@ import org.slf4j.LoggerFactory;
  * {@code O_NOCTTY}, then {@code fstat} on the open descriptor says what it is: anything but a regular file is
  * closed unread and refused. So there is no window between a type check and the open, which the NIO way has.
  *
+ * <p>When to stop reading: the NIO way reads until {@code read(2)} returns 0; this one stops as soon as the size
+ * {@code fstat} reported says the content is complete, which saves that last call on nearly every attribute:
+ * <ul>
+ * <li>{@code st_size > 0} and at least {@code st_size} bytes read: an ordinary file, read to the size it had when it
+ *     was opened (the request asks for more than that, so a file that grew meanwhile is read as far as it had grown
+ *     by then, as a reader racing a writer sees it either way); a short read of such a file goes on reading.</li>
+ * <li>{@code st_size} is the page size, {@code st_blocks} is 0 and the <em>first</em> read returned fewer bytes than
+ *     a page: a sysfs (kernfs) text attribute, which reports a page as its size and has no blocks. The kernel makes
+ *     such an attribute whole into one page when it is opened and hands it out whole to a read that asks for at least
+ *     a page (this one asks for 64 KiB + 1), so a short first read is the end. A binary attribute (PCI
+ *     {@code config}) reports its real size and comes in page-sized reads, which the first rule ends; a regular file
+ *     of one page that is all hole (no blocks) returns the whole page, never fewer bytes.</li>
+ * <li>{@code st_size} 0 (procfs, cgroupfs, debugfs report no size): read until {@code read(2)} returns 0.</li>
+ * </ul>
+ * What the rule trusts is a file system that reports a page-sized, blockless file yet ends a first read early
+ * without being at its end; a network or FUSE file system could, sysfs does not (docs/BUILD.md, "The native
+ * reader's reads").
+ *
  * <p>Errors are the NIO way's: {@code ENOENT} a {@link NoSuchFileException}, {@code EACCES} an
  * {@link AccessDeniedException}, {@code ELOOP} the {@link FileSystemException} NIO makes of it, a link that is not
  * one a {@link NotLinkException}, a listing of a file a {@link NotDirectoryException}, a file over
@@ -60,6 +78,10 @@ final class NativeFiles {
     private static final int ENOTDIR = 20;
     private static final int EINVAL = 22;
     private static final int ELOOP = 40;
+
+    /** Offsets of {@code st_size} and {@code st_blocks} in {@code struct stat}: the same on x86_64 and aarch64. */
+    private static final long SIZE_OFFSET = 48;
+    private static final long BLOCKS_OFFSET = 64;
 
     private static final int S_IFMT = 0170000;
     private static final int S_IFREG = 0100000;
@@ -92,6 +114,8 @@ final class NativeFiles {
     private final int directoryFlag;
     /** Offset of {@code st_mode} in {@code struct stat}, which differs between x86_64 and aarch64. */
     private final long modeOffset;
+    /** The system's page size ({@code getpagesize(3)}): what kernfs reports as a text attribute's size. */
+    private final long pageSize;
     private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(this::newScratch);
 
     private NativeFiles(SymbolLookup libc, Linker linker, int directoryFlag, long modeOffset) {
@@ -114,6 +138,12 @@ final class NativeFiles {
         this.stateBytes = Linker.Option.captureStateLayout().byteSize();
         this.directoryFlag = directoryFlag;
         this.modeOffset = modeOffset;
+        try {
+            this.pageSize = (int) linker.downcallHandle(find(libc, "getpagesize"),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT)).invokeExact();
+        } catch (Throwable e) {
+            throw new IllegalArgumentException("getpagesize could not be called: " + e.getMessage(), e);
+        }
     }
 
     /**
@@ -229,6 +259,8 @@ final class NativeFiles {
             if (type != S_IFREG) {
                 throw new AttributeFiles.NotRegularFileException(joined(dir, name), kind(type));
             }
+            long size = s.stat.get(ValueLayout.JAVA_LONG, SIZE_OFFSET);
+            boolean kernfsText = size == pageSize && s.stat.get(ValueLayout.JAVA_LONG, BLOCKS_OFFSET) == 0;
             while (true) {
                 long n = read(fd, s, length);
                 if (n == 0) {
@@ -241,9 +273,13 @@ final class NativeFiles {
                     }
                     throw new IOException(last(dir, name) + " cannot be read: " + words(error));
                 }
+                boolean first = length == 0;
                 length += (int) n;
                 if (length > AttributeFiles.MAX_BYTES) {
                     throw new IOException(last(dir, name) + " is larger than " + AttributeFiles.MAX_BYTES + " bytes");
+                }
+                if ((size > 0 && length >= size) || (kernfsText && first && n < pageSize)) {
+                    break; // complete by the size fstat reported (class comment): no read that returns 0
                 }
             }
         } finally {

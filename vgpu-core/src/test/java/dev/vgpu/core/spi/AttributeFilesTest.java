@@ -121,6 +121,69 @@ class AttributeFilesTest {
         assertThat(AttributeFiles.read(dir.resolve("a1"), scope)).isEqualTo("0x10de\n");
     }
 
+    /**
+     * The native reader stops without the read that returns 0 where the size {@code fstat} reported says the content
+     * is complete (NativeFiles, docs/BUILD.md): around a page (4 KiB here, 64 KiB on some aarch64 kernels), empty
+     * files (which report no size, as procfs does) and files that are all hole (no blocks, like a sysfs attribute)
+     * read whole. A tmpfs or disk file cannot show kernfs's one-read text attributes; the benchmark's strace run of
+     * real {@code /sys} reads does (BENCHMARKS.md, "Fewer system calls per rescan").
+     */
+    @Test
+    void filesAroundAPageAndHolesReadWhole() throws IOException {
+        int[] sizes = {0, 1, 4095, 4096, 4097, 8191, 8192, 8193, 65535, AttributeFiles.MAX_BYTES};
+        ScanScope scope = ScanScope.fresh();
+        for (int size : sizes) {
+            Path file = dir.resolve("f" + size);
+            String content = "0123456789abcdef\n".repeat(size / 17 + 1).substring(0, size);
+            Files.writeString(file, content);
+
+            assertThat(AttributeFiles.read(file)).as("%d bytes", size).isEqualTo(content);
+            assertThat(AttributeFiles.read(dir, file.getFileName().toString(), scope)).as("%d bytes", size)
+                    .isEqualTo(content);
+        }
+        for (int size : new int[] {1, 4096, 8192, AttributeFiles.MAX_BYTES}) {
+            Path hole = dir.resolve("hole" + size);
+            try (java.io.RandomAccessFile file = new java.io.RandomAccessFile(hole.toFile(), "rw")) {
+                file.setLength(size);
+            }
+
+            assertThat(AttributeFiles.read(hole, scope)).as("a hole of %d bytes", size).isEqualTo("\0".repeat(size));
+        }
+        Path tail = dir.resolve("tail");
+        try (java.io.RandomAccessFile file = new java.io.RandomAccessFile(tail.toFile(), "rw")) {
+            file.setLength(4096);
+            file.seek(4095);
+            file.write('\n');
+        }
+        assertThat(AttributeFiles.read(tail, scope)).isEqualTo("\0".repeat(4095) + "\n");
+    }
+
+    /**
+     * A file that reports no size (procfs) is read until the read that returns 0: a sleeping {@code sleep}'s
+     * {@code smaps} is several pages that procfs hands out about a page a read, and its mappings do not change while
+     * it sleeps, so every mapping {@code maps} lists must be in the text, the last one included.
+     */
+    @Test
+    void aFileWithoutASizeIsReadToItsEnd() throws Exception {
+        Process sleeping = new ProcessBuilder("sleep", "60").start();
+        try {
+            Path proc = Path.of("/proc", Long.toString(sleeping.pid()));
+            // Asleep ('S' after "(sleep) "): the loader has mapped everything, so maps and smaps list the same
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() ->
+                    Files.readString(proc.resolve("stat")).contains(") S "));
+            java.util.List<String> mappings = Files.readAllLines(proc.resolve("maps"));
+            String smaps = AttributeFiles.read(proc.resolve("smaps"), ScanScope.fresh());
+
+            assertThat(Files.size(proc.resolve("smaps"))).isZero();
+            assertThat(smaps.length()).as("several pages, so one read cannot hold it").isGreaterThan(3 * 4096);
+            assertThat(smaps.lines().filter(line -> !line.isEmpty() && !Character.isUpperCase(line.charAt(0))))
+                    .containsExactlyElementsOf(mappings);
+            assertThat(smaps).endsWith("\n");
+        } finally {
+            sleeping.destroy();
+        }
+    }
+
     @Test
     void threadsOfOneScanReadThroughItsBufferSafely() throws Exception {
         ScanScope scope = ScanScope.fresh();
