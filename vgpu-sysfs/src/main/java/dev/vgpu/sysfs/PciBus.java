@@ -119,7 +119,7 @@ final class PciBus {
         try {
             return SysfsFiles.DRIVER.linkName(deviceDir, memo.driverNames());
         } catch (NoSuchFileException e) {
-            if (Files.isDirectory(deviceDir)) {
+            if (AttributeFiles.isDirectory(deviceDir)) {
                 return null;
             }
             throw memo.vanished();
@@ -185,7 +185,8 @@ final class PciBus {
 
     /** True when the {@code driver} link leads to a directory: a dangling link means the driver is gone. */
     static boolean driverPresent(Path deviceDir) {
-        return Files.isDirectory(SysfsFiles.DRIVER.of(deviceDir));
+        return AttributeFiles.readsNatively(deviceDir) ? AttributeFiles.isDirectory(deviceDir, "driver")
+                : Files.isDirectory(SysfsFiles.DRIVER.of(deviceDir));
     }
 
     /** The scan-scope key of a bus directory's listing. */

@@ -6,12 +6,12 @@ import dev.vgpu.core.Device;
 import dev.vgpu.core.DeviceFacts;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.ResourceName;
+import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -201,7 +201,7 @@ public final class VendorVfioSource implements DeviceSource {
         try {
             physfn = SysfsFiles.PHYSFN.linkName(dir);
         } catch (NoSuchFileException e) {
-            if (Files.exists(dir.resolve("sriov_totalvfs"))) {
+            if (AttributeFiles.exists(dir, "sriov_totalvfs")) {
                 state.cards.add(PciAddress.parse(bdf));
                 mergeCatalog(PciAddress.parse(bdf), bdf, dir, state);
                 if (vfsDisabled(dir, state)) {
@@ -211,12 +211,12 @@ public final class VendorVfioSource implements DeviceSource {
                 } else {
                     state.scan.ignore(bdf, "a physical function is never advertised");
                 }
-            } else if (Files.exists(dir.resolve(CURRENT_TYPE))) {
+            } else if (AttributeFiles.exists(dir, CURRENT_TYPE)) {
                 state.scan.skip(bdf, bdf + " (bound to nvidia) has " + CURRENT_TYPE
                         + " but neither a physfn link nor sriov_totalvfs, so its physical GPU is unknown");
-            } else if (!Files.isDirectory(dir)) {
+            } else if (!AttributeFiles.isDirectory(dir)) {
                 throw e;
-            } else if (Files.isDirectory(dir.resolve("mdev_supported_types"))) {
+            } else if (AttributeFiles.isDirectory(dir, "mdev_supported_types")) {
                 state.scan.ignore(bdf, "an mdev parent: the mdev source advertises its mdevs");
             } else {
                 // A whole GPU left on the nvidia driver: the usual reason a GPU is missing (README, "Troubleshooting").
@@ -255,7 +255,7 @@ public final class VendorVfioSource implements DeviceSource {
         try {
             current = SysfsFiles.readStripped(dir, CURRENT_TYPE, state.host.scanScope());
         } catch (NoSuchFileException e) {
-            if (!Files.isDirectory(dir)) {
+            if (!AttributeFiles.isDirectory(dir)) {
                 throw e;
             }
             state.scan.ignore(bdf, "no " + CURRENT_TYPE + ", so not vGPU capable");

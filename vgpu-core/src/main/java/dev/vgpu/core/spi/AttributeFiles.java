@@ -181,7 +181,7 @@ public final class AttributeFiles {
      */
     public static List<String> list(Path dir) throws IOException {
         if (NATIVE != null && dir.getFileSystem() == DEFAULT_FILE_SYSTEM) {
-            List<String> names = NATIVE.list(dir.toString());
+            List<String> names = NATIVE.list(dir.toString(), null);
             if (names != null) {
                 return names;
             }
@@ -193,6 +193,77 @@ public final class AttributeFiles {
             }
         }
         return Collections.unmodifiableList(names);
+    }
+
+    /**
+     * {@link #list(Path)} of {@code dir.resolve(name)}, without making that {@link Path} where the native reader
+     * runs (a function's {@code vfio-dev}).
+     *
+     * @param name a relative path without {@code .} or {@code ..}, e.g. {@code vfio-dev}
+     * @throws java.nio.file.NoSuchFileException when the directory is missing
+     * @throws java.nio.file.NotDirectoryException when it is not a directory
+     * @throws IOException when it cannot be listed
+     */
+    public static List<String> list(Path dir, String name) throws IOException {
+        if (NATIVE != null && dir.getFileSystem() == DEFAULT_FILE_SYSTEM) {
+            List<String> names = NATIVE.list(dir.toString(), name);
+            if (names != null) {
+                return names;
+            }
+        }
+        return list(dir.resolve(name));
+    }
+
+    /**
+     * {@link Files#isDirectory Files.isDirectory(path)}: true when {@code path} is a directory, links followed;
+     * false when it is anything else, missing, or cannot be asked. One {@code stat(2)} where the native reader runs,
+     * without the attribute objects NIO makes.
+     */
+    public static boolean isDirectory(Path path) {
+        if (NATIVE != null && path.getFileSystem() == DEFAULT_FILE_SYSTEM) {
+            int type = NATIVE.type(path.toString(), null, true);
+            if (type >= 0) {
+                return type == NativeFiles.DIRECTORY;
+            }
+        }
+        return Files.isDirectory(path);
+    }
+
+    /**
+     * {@link #isDirectory(Path)} of {@code dir.resolve(name)}, links followed (a {@code driver} link that leads to a
+     * directory is one), without making that {@link Path} where the native reader runs.
+     *
+     * @param name a relative path without {@code .} or {@code ..}, e.g. {@code driver}
+     */
+    public static boolean isDirectory(Path dir, String name) {
+        if (NATIVE != null && dir.getFileSystem() == DEFAULT_FILE_SYSTEM) {
+            int type = NATIVE.type(dir.toString(), name, true);
+            if (type >= 0) {
+                return type == NativeFiles.DIRECTORY;
+            }
+        }
+        return Files.isDirectory(dir.resolve(name));
+    }
+
+    /**
+     * {@link Files#exists Files.exists(dir.resolve(name), options)}: true when there is such a file; with
+     * {@link java.nio.file.LinkOption#NOFOLLOW_LINKS} a link counts itself (a dangling one exists), otherwise links
+     * are followed. False when it is missing or cannot be asked. One {@code stat(2)} where the native reader runs.
+     *
+     * @param name a relative path without {@code .} or {@code ..}, e.g. {@code sriov_totalvfs}
+     */
+    public static boolean exists(Path dir, String name, java.nio.file.LinkOption... options) {
+        if (NATIVE != null && dir.getFileSystem() == DEFAULT_FILE_SYSTEM) {
+            boolean follow = true;
+            for (java.nio.file.LinkOption option : options) {
+                follow &= option != java.nio.file.LinkOption.NOFOLLOW_LINKS;
+            }
+            int type = NATIVE.type(dir.toString(), name, follow);
+            if (type >= 0) {
+                return type != NativeFiles.MISSING;
+            }
+        }
+        return Files.exists(dir.resolve(name), options);
     }
 
     /**

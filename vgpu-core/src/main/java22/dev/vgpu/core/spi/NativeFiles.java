@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The native way {@link AttributeFiles} reads files of the default file system on Java 22 and later: the C
- * library's {@code open}, {@code fstat}, {@code read}, {@code close}, {@code readlink} and {@code getdents64}
+ * library's {@code open}, {@code fstat}, {@code fstatat}, {@code read}, {@code close}, {@code readlink} and
+ * {@code getdents64}
  * through {@code java.lang.foreign}, into native buffers that each thread reuses, so that a read makes no
  * {@code File}, stream, file descriptor object or cleaner registration, and a link or a listing makes no
  * {@code Path}. This class replaces the release-17 one of the same name in the multi-release jar.
@@ -85,6 +86,12 @@ final class NativeFiles {
 
     private static final int S_IFMT = 0170000;
     private static final int S_IFREG = 0100000;
+    private static final int AT_SYMLINK_NOFOLLOW = 0x100;
+
+    /** What {@link #type} answers for a path that cannot be asked (missing, denied, a loop). */
+    static final int MISSING = 0;
+    /** What {@link #type} answers for a directory: its {@code S_IFDIR} mode bits. */
+    static final int DIRECTORY = 0040000;
 
     /**
      * Pointer arguments are passed as their addresses in a {@code long} (the same register on LP64 Linux): a
@@ -104,6 +111,7 @@ final class NativeFiles {
 
     private final MethodHandle openat;
     private final MethodHandle fstat;
+    private final MethodHandle fstatat;
     private final MethodHandle read;
     private final MethodHandle close;
     private final MethodHandle readlink;
@@ -125,6 +133,10 @@ final class NativeFiles {
                 errnoState, Linker.Option.firstVariadicArg(3));
         this.fstat = linker.downcallHandle(find(libc, "fstat"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
                 ValueLayout.JAVA_INT, POINTER), errnoState);
+        // fstatat, not stat: glibc exports stat, fstat and fstatat as functions only since 2.33 (before, the header
+        // mapped them to __xstat and friends); fstatat covers both the followed and the link's own type.
+        this.fstatat = linker.downcallHandle(find(libc, "fstatat"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
+                ValueLayout.JAVA_INT, POINTER, POINTER, ValueLayout.JAVA_INT));
         this.read = linker.downcallHandle(find(libc, "read"), FunctionDescriptor.of(ValueLayout.JAVA_LONG,
                 ValueLayout.JAVA_INT, POINTER, ValueLayout.JAVA_LONG), errnoState);
         this.close = linker.downcallHandle(find(libc, "close"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
@@ -187,7 +199,8 @@ final class NativeFiles {
 
     /** What reads the default file system, in words, for the start line. */
     static String describe(NativeFiles reader) {
-        return reader == null ? "java.io/NIO" : "native (java.lang.foreign: openat, fstat, read, readlink, getdents64)";
+        return reader == null ? "java.io/NIO"
+                : "native (java.lang.foreign: openat, fstat, fstatat, read, readlink, getdents64)";
     }
 
     private static MemorySegment find(SymbolLookup libc, String name) {
@@ -357,19 +370,22 @@ final class NativeFiles {
         return name;
     }
 
-    /** The entry names of the directory {@code dir}, in directory order, as {@link AttributeFiles#list} gives them. */
-    List<String> list(String dir) throws IOException {
+    /**
+     * The entry names of the directory {@code dir} (or {@code dir/name}), in directory order, as
+     * {@link AttributeFiles#list} gives them.
+     */
+    List<String> list(String dir, String name) throws IOException {
         Scratch s = scratch.get();
-        if (!encode(s.path, dir, null)) {
+        if (!encode(s.path, dir, name)) {
             return null;
         }
         int fd = openat(s, O_RDONLY | directoryFlag | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) {
             int error = s.errno();
             if (error == ENOTDIR) {
-                throw new NotDirectoryException(dir);
+                throw new NotDirectoryException(joined(dir, name));
             }
-            throwIfKnown(error, dir, null);
+            throwIfKnown(error, dir, name);
             return null;
         }
         List<String> names = new ArrayList<>();
@@ -412,6 +428,29 @@ final class NativeFiles {
             closeQuietly(fd);
         }
         return Collections.unmodifiableList(names);
+    }
+
+    /**
+     * The file type bits ({@code S_IFMT}) of {@code dir/name} (or {@code dir}), links followed or not, from one
+     * {@code fstatat}; {@link #MISSING} when that fails (missing, denied, a loop: NIO's {@code isDirectory} and
+     * {@code exists} answer false for every failure, so no errno is needed); -1 when the NIO way must answer (a
+     * path that is not plain ASCII).
+     */
+    int type(String dir, String name, boolean follow) {
+        Scratch s = scratch.get();
+        if (!encode(s.path, dir, name)) {
+            return -1;
+        }
+        int result;
+        try {
+            result = (int) fstatat.invokeExact(AT_FDCWD, s.pathAddress, s.statAddress, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+        } catch (Throwable e) {
+            if (e instanceof Error error) {
+                throw error;
+            }
+            throw new IllegalStateException("fstatat(2) could not be called", e);
+        }
+        return result != 0 ? MISSING : s.stat.get(ValueLayout.JAVA_INT, modeOffset) & S_IFMT;
     }
 
     private int openat(Scratch s, int flags) throws IOException {

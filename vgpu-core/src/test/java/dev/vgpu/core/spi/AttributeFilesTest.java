@@ -329,6 +329,68 @@ class AttributeFilesTest {
         assertThatThrownBy(() -> AttributeFiles.list(dir.resolve("loop"))).isInstanceOf(IOException.class);
     }
 
+    /**
+     * {@code isDirectory} and {@code exists} answer what {@link Files#isDirectory} and {@link Files#exists} answer,
+     * links followed or not, for every kind of entry a hostile tree may hold (both readers: one {@code fstatat} in the
+     * native one, NIO in the other).
+     */
+    @Test
+    void typeQuestionsAnswerAsNioDoes() throws Exception {
+        Path device = Files.createDirectories(dir.resolve("0000:1b:00.4"));
+        Files.createDirectories(dir.resolve("drivers/nvidia"));
+        Files.writeString(device.resolve("vendor"), "0x10de\n");
+        Files.createDirectories(device.resolve("mdev_supported_types"));
+        Files.createSymbolicLink(device.resolve("driver"), Path.of("../drivers/nvidia"));
+        Files.createSymbolicLink(device.resolve("gone"), Path.of("../drivers/vfio-pci"));
+        Files.createSymbolicLink(device.resolve("to-file"), Path.of("vendor"));
+        Files.createSymbolicLink(device.resolve("loop"), Path.of("loop"));
+        Files.createSymbolicLink(dir.resolve("0000:1b:00.5"), Path.of("nowhere"));
+        Files.createSymbolicLink(dir.resolve("0000:1b:00.6"), device.getFileName());
+        Files.createDirectories(device.resolve("typ\u00e9"));
+        Process mkfifo = new ProcessBuilder("mkfifo", device.resolve("fifo").toString()).start();
+        assertThat(mkfifo.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(mkfifo.exitValue()).isZero();
+        String[] names = {"vendor", "mdev_supported_types", "driver", "gone", "to-file", "loop", "fifo", "missing",
+            "vendor/x", "typ\u00e9"};
+
+        for (String name : names) {
+            Path path = device.resolve(name);
+            assertThat(AttributeFiles.isDirectory(device, name)).as("isDirectory %s", name)
+                    .isEqualTo(Files.isDirectory(path));
+            assertThat(AttributeFiles.exists(device, name)).as("exists %s", name).isEqualTo(Files.exists(path));
+            assertThat(AttributeFiles.exists(device, name, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+                    .as("exists %s, link not followed", name)
+                    .isEqualTo(Files.exists(path, java.nio.file.LinkOption.NOFOLLOW_LINKS));
+        }
+        for (String function : new String[] {"0000:1b:00.4", "0000:1b:00.5", "0000:1b:00.6", "0000:1b:00.7"}) {
+            assertThat(AttributeFiles.isDirectory(dir.resolve(function))).as("isDirectory %s", function)
+                    .isEqualTo(Files.isDirectory(dir.resolve(function)));
+        }
+        // spot checks, so that a reader and NIO cannot agree on nonsense unnoticed
+        assertThat(AttributeFiles.isDirectory(device, "driver")).isTrue();
+        assertThat(AttributeFiles.isDirectory(device, "gone")).isFalse();
+        assertThat(AttributeFiles.exists(device, "gone")).isFalse();
+        assertThat(AttributeFiles.exists(device, "gone", java.nio.file.LinkOption.NOFOLLOW_LINKS)).isTrue();
+        assertThat(AttributeFiles.exists(device, "fifo")).isTrue();
+        assertThat(AttributeFiles.isDirectory(dir.resolve("0000:1b:00.5"))).isFalse();
+        assertThat(AttributeFiles.isDirectory(dir.resolve("0000:1b:00.6"))).isTrue();
+    }
+
+    @Test
+    void aListingByNameIsTheListingOfTheResolvedPath() throws IOException {
+        Path device = Files.createDirectories(dir.resolve("0000:1b:00.4/vfio-dev/vfio7"));
+        Files.createDirectories(dir.resolve("0000:1b:00.4/vfio-dev/vfio12"));
+        Files.writeString(dir.resolve("0000:1b:00.4/vendor"), "0x10de\n");
+        Path function = device.getParent().getParent();
+
+        assertThat(AttributeFiles.list(function, "vfio-dev")).containsExactlyInAnyOrder("vfio7", "vfio12");
+        assertThatThrownBy(() -> AttributeFiles.list(function, "missing")).isInstanceOf(NoSuchFileException.class)
+                .hasMessage(function.resolve("missing").toString());
+        assertThatThrownBy(() -> AttributeFiles.list(function, "vendor"))
+                .isInstanceOf(java.nio.file.NotDirectoryException.class)
+                .hasMessage(function.resolve("vendor").toString());
+    }
+
     @Test
     void linksAndListingsWorkOnJimfs() throws IOException {
         try (FileSystem fs = Jimfs.newFileSystem(Configuration.unix())) {
@@ -339,6 +401,12 @@ class AttributeFilesTest {
 
             assertThat(AttributeFiles.list(bus)).containsExactly("0000:1b:00.0");
             assertThat(AttributeFiles.linkName(bus.resolve("0000:1b:00.0"), "driver")).isEqualTo("vfio-pci");
+            assertThat(AttributeFiles.list(fs.getPath("/host/sys"), "devices")).containsExactly("0000:1b:00.0");
+            assertThat(AttributeFiles.isDirectory(bus.resolve("0000:1b:00.0"))).isTrue();
+            assertThat(AttributeFiles.isDirectory(bus.resolve("0000:1b:00.0"), "driver")).isFalse();
+            assertThat(AttributeFiles.exists(bus.resolve("0000:1b:00.0"), "driver")).isFalse();
+            assertThat(AttributeFiles.exists(bus.resolve("0000:1b:00.0"), "driver",
+                    java.nio.file.LinkOption.NOFOLLOW_LINKS)).isTrue();
         }
     }
 }
