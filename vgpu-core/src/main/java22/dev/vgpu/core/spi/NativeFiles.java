@@ -59,6 +59,14 @@ import org.slf4j.LoggerFactory;
  * not plain ASCII (NIO encodes those with the platform's file-name encoding), answers null: the caller asks NIO,
  * which gives its exact answer.
  *
+ * <p>Which calls capture {@code errno}: a handle made with {@code captureCallState} costs a memory segment object per
+ * call under C1 (the daemon's manifest, no escape analysis), so only {@code openat} and {@code readlink}, whose
+ * failures are common and answered by their kind (a missing optional attribute, an unbound function's absent
+ * {@code driver} link), capture it on every call. {@code read} and {@code getdents64} fail rarely: they run without,
+ * and only a call that failed is made again through a capturing handle to learn why (it consumed nothing, so that
+ * is the same call; should it succeed the second time, its answer is taken). {@code fstat} and {@code fstatat} never
+ * need the reason: a failure there is answered without it.
+ *
  * <p>Threads: the method handles are immutable and shared. Each thread has its own {@link Scratch} (native
  * buffers, a byte array, the link names it has seen), used by one call at a time, since no call of this class
  * calls back into it; its native memory is freed by the garbage collector with the thread's scratch.
@@ -113,9 +121,11 @@ final class NativeFiles {
     private final MethodHandle fstat;
     private final MethodHandle fstatat;
     private final MethodHandle read;
+    private final MethodHandle readErrno;
     private final MethodHandle close;
     private final MethodHandle readlink;
     private final MethodHandle getdents64;
+    private final MethodHandle getdents64Errno;
     private final VarHandle errno;
     private final long stateBytes;
     /** {@code O_DIRECTORY}, whose value differs between x86_64 and aarch64. */
@@ -132,19 +142,21 @@ final class NativeFiles {
                 ValueLayout.JAVA_INT, POINTER, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
                 errnoState, Linker.Option.firstVariadicArg(3));
         this.fstat = linker.downcallHandle(find(libc, "fstat"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                ValueLayout.JAVA_INT, POINTER), errnoState);
+                ValueLayout.JAVA_INT, POINTER));
         // fstatat, not stat: glibc exports stat, fstat and fstatat as functions only since 2.33 (before, the header
         // mapped them to __xstat and friends); fstatat covers both the followed and the link's own type.
         this.fstatat = linker.downcallHandle(find(libc, "fstatat"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
                 ValueLayout.JAVA_INT, POINTER, POINTER, ValueLayout.JAVA_INT));
-        this.read = linker.downcallHandle(find(libc, "read"), FunctionDescriptor.of(ValueLayout.JAVA_LONG,
-                ValueLayout.JAVA_INT, POINTER, ValueLayout.JAVA_LONG), errnoState);
+        FunctionDescriptor read = FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, POINTER,
+                ValueLayout.JAVA_LONG);
+        this.read = linker.downcallHandle(find(libc, "read"), read);
+        this.readErrno = linker.downcallHandle(find(libc, "read"), read, errnoState);
         this.close = linker.downcallHandle(find(libc, "close"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
                 ValueLayout.JAVA_INT));
         this.readlink = linker.downcallHandle(find(libc, "readlink"), FunctionDescriptor.of(ValueLayout.JAVA_LONG,
                 POINTER, POINTER, ValueLayout.JAVA_LONG), errnoState);
-        this.getdents64 = linker.downcallHandle(find(libc, "getdents64"), FunctionDescriptor.of(
-                ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, POINTER, ValueLayout.JAVA_LONG), errnoState);
+        this.getdents64 = linker.downcallHandle(find(libc, "getdents64"), read);
+        this.getdents64Errno = linker.downcallHandle(find(libc, "getdents64"), read, errnoState);
         this.errno = Linker.Option.captureStateLayout().varHandle(
                 java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
         this.stateBytes = Linker.Option.captureStateLayout().byteSize();
@@ -393,7 +405,11 @@ final class NativeFiles {
             while (true) {
                 long n;
                 try {
-                    n = (long) getdents64.invokeExact(s.state, fd, s.direntsAddress, (long) DIRENT_BYTES);
+                    n = (long) getdents64.invokeExact(fd, s.direntsAddress, (long) DIRENT_BYTES);
+                    if (n < 0) {
+                        // again, to learn why (what fails has read nothing, so the second call is the same call)
+                        n = (long) getdents64Errno.invokeExact(s.state, fd, s.direntsAddress, (long) DIRENT_BYTES);
+                    }
                 } catch (Throwable e) {
                     throw failed(e);
                 }
@@ -463,16 +479,20 @@ final class NativeFiles {
 
     private int fstat(int fd, Scratch s) throws IOException {
         try {
-            return (int) fstat.invokeExact(s.state, fd, s.statAddress);
+            return (int) fstat.invokeExact(fd, s.statAddress);
         } catch (Throwable e) {
             throw failed(e);
         }
     }
 
+    /** One {@code read(2)}; after a failure {@link Scratch#errno()} says why. */
     private long read(int fd, Scratch s, int length) throws IOException {
+        long address = s.dataAddress + length;
+        long count = AttributeFiles.MAX_BYTES + 1 - length;
         try {
-            return (long) read.invokeExact(s.state, fd, s.dataAddress + length,
-                    (long) (AttributeFiles.MAX_BYTES + 1 - length));
+            long n = (long) read.invokeExact(fd, address, count);
+            // again, to learn why: a failed read consumed nothing, so the second call is the same call
+            return n >= 0 ? n : (long) readErrno.invokeExact(s.state, fd, address, count);
         } catch (Throwable e) {
             throw failed(e);
         }

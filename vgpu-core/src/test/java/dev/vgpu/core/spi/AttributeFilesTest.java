@@ -184,6 +184,17 @@ class AttributeFilesTest {
         }
     }
 
+    /**
+     * A read that fails after the open says why, in both readers' words: {@code /proc/self/mem} is a regular file
+     * that opens, and its first page is never mapped, so {@code read(2)} at offset 0 fails with {@code EIO} (the
+     * native reader learns the reason by making the failed read again through its capturing handle).
+     */
+    @Test
+    void aReadThatFailsSaysWhy() {
+        assertThatThrownBy(() -> AttributeFiles.read(Path.of("/proc/self/mem"), ScanScope.fresh()))
+                .isInstanceOf(IOException.class).hasMessage("mem cannot be read: Input/output error");
+    }
+
     @Test
     void threadsOfOneScanReadThroughItsBufferSafely() throws Exception {
         ScanScope scope = ScanScope.fresh();
