@@ -103,7 +103,7 @@ public final class VendorVfioSource implements DeviceSource {
         host.stateDirectory().ifPresent(directory -> memory.readState(host.root(), directory));
         ScanState state = new ScanState(host, new Scan(NAME, LOG), new CardCatalogs(host, memory));
         for (PciBus.Entry entry : PciBus.listPci(host)) {
-            inspect(entry.dir(), entry.name(), state);
+            inspect(entry, state);
         }
         for (ConfiguredVf vf : state.configured) {
             publish(vf, state);
@@ -156,11 +156,12 @@ public final class VendorVfioSource implements DeviceSource {
                                OptionalInt numa, Optional<String> cdev, OptionalInt gpuInstance, String pcieRoot) {
     }
 
-    private static void inspect(Path dir, String bdf, ScanState state) {
+    private static void inspect(PciBus.Entry entry, ScanState state) {
         Scan scan = state.scan;
+        String bdf = entry.name();
         String driver;
         try {
-            driver = PciBus.driver(state.host, dir);
+            driver = PciBus.driver(state.host, entry);
         } catch (NoSuchFileException e) {
             scan.skipQuietly(bdf, bdf + ": " + SysfsFiles.describe(e));
             return;
@@ -171,6 +172,7 @@ public final class VendorVfioSource implements DeviceSource {
         if (!"nvidia".equals(driver)) {
             return;
         }
+        Path dir = entry.dir();
         if (!SysfsFiles.isPciAddress(bdf)) {
             scan.skip(bdf, bound(bdf) + ": the bus entry is not a PCI address");
             return;
