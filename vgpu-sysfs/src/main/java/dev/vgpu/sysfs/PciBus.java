@@ -140,19 +140,22 @@ final class PciBus {
      */
     static String driver(Host host, Path deviceDir) throws IOException {
         return SharedRead.once(host, new DriverLink(deviceDir.getParent(), deviceDir.getFileName().toString(),
-                host.scanScope()));
+                host.scanScope(), deviceDir));
     }
 
     /** {@link #driver(Host, Path)} of a bus entry, asked by its name: the same read, shared with path asks. */
     static String driver(Host host, Entry entry) throws IOException {
-        return SharedRead.once(host, new DriverLink(entry.bus, entry.name, host.scanScope()));
+        return SharedRead.once(host, new DriverLink(entry.bus, entry.name, host.scanScope(), entry.dir));
     }
 
-    private static String driverNow(Path bus, String function, BusMemo memo) throws IOException {
+    /** Reads by the entry's path where the asker has one (NIO listings, path asks), else by bus and name. */
+    private static String driverNow(DriverLink link, BusMemo memo) throws IOException {
+        Path dir = link.dir;
         try {
-            return SysfsFiles.DRIVER.linkName(bus, function, memo.driverNames());
+            return dir != null ? SysfsFiles.DRIVER.linkName(dir, memo.driverNames())
+                    : SysfsFiles.DRIVER.linkName(link.bus, link.function, memo.driverNames());
         } catch (NoSuchFileException e) {
-            if (AttributeFiles.isDirectory(bus, function)) {
+            if (dir != null ? AttributeFiles.isDirectory(dir) : AttributeFiles.isDirectory(link.bus, link.function)) {
                 return null;
             }
             throw memo.vanished();
@@ -227,16 +230,55 @@ final class PciBus {
     }
 
     /**
-     * The scan-scope key of a function's {@code driver} link, and its read.
-     *
-     * @param bus      the bus directory the function is an entry of
-     * @param function the entry's name
-     * @param scope    the scan's scope, which holds the scan's {@link BusMemo}
+     * The scan-scope key of a function's {@code driver} link, and its read: equal for equal bus, entry name and
+     * scope, whether it was asked by entry or by path. The entry's path, where the asker had one, is no part of the
+     * key; the read uses it rather than making another.
      */
-    record DriverLink(Path bus, String function, ScanScope scope) implements SharedRead.Key<String> {
+    static final class DriverLink implements SharedRead.Key<String> {
+        private final Path bus;
+        private final String function;
+        private final ScanScope scope;
+        private final Path dir;
+
+        /**
+         * @param bus      the bus directory the function is an entry of
+         * @param function the entry's name
+         * @param scope    the scan's scope, which holds the scan's {@link BusMemo}
+         */
+        DriverLink(Path bus, String function, ScanScope scope) {
+            this(bus, function, scope, null);
+        }
+
+        private DriverLink(Path bus, String function, ScanScope scope, Path dir) {
+            this.bus = bus;
+            this.function = function;
+            this.scope = scope;
+            this.dir = dir;
+        }
+
+        String function() {
+            return function;
+        }
+
         @Override
         public String read() throws IOException {
-            return driverNow(bus, function, BusMemo.of(scope));
+            return driverNow(this, BusMemo.of(scope));
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof DriverLink link && function.equals(link.function) && bus.equals(link.bus)
+                    && scope.equals(link.scope);
+        }
+
+        @Override
+        public int hashCode() {
+            return (bus.hashCode() * 31 + function.hashCode()) * 31 + scope.hashCode();
+        }
+
+        @Override
+        public String toString() {
+            return "DriverLink[" + bus + "/" + function + "]";
         }
     }
 
