@@ -31,12 +31,16 @@ import java.util.concurrent.atomic.AtomicReference;
  *     opens, so it never opens such a file; the native reader (Java 22+, below) opens it non-blocking and refuses it
  *     by the type of the open descriptor, without reading.</li>
  * <li><b>Bounded.</b> At most {@value #MAX_BYTES} bytes are read; a longer file is an {@link IOException} saying
- *     so. Sysfs attributes are at most a page; the size a file reports is not trusted (sysfs reports 4096 for
- *     every attribute).</li>
+ *     so. Sysfs attributes are at most a page; the size a file reports is not trusted as a bound (sysfs reports 4096
+ *     for every attribute). The native reader uses it only to stop without the read that would return 0 where the
+ *     size says the content is complete (docs/BUILD.md, "The native reader's reads").</li>
  * <li><b>Loop safe.</b> A symbolic-link loop fails the type read ({@code ELOOP}) as an {@link IOException}.</li>
  * </ul>
  * Every failure is an {@link IOException} whose message names the file by its last component, so a caller can
- * turn it into one skip reason or one status description.
+ * turn it into one skip reason or one status description. The type questions a scan asks beside its reads
+ * ({@link #isDirectory(Path, String)}, {@link #exists(Path, String, java.nio.file.LinkOption...)}) answer exactly
+ * what {@link Files#isDirectory} and {@link Files#exists} answer, with one {@code fstatat(2)} where the native reader
+ * runs.
  *
  * <p>Why it lives in core: both the sysfs sources (discovery, rechecks) and the device-plugin adapter (Allocate,
  * health) read host files, and the adapter must not depend on the built-in sources (that would put them on every
