@@ -46,7 +46,7 @@ final class NativeFiles {
         throw new UnsupportedOperationException("no native reader on this runtime");
     }
 
-    /** The entry names of the directory {@code dir} (or {@code dir/name}), as {@link AttributeFiles#list} answers them. */
+    /** The entry names of the directory {@code dir} (or {@code dir/name}), as {@link AttributeFiles#list} lists. */
     List<String> list(String dir, String name) throws IOException {
         throw new UnsupportedOperationException("no native reader on this runtime");
     }

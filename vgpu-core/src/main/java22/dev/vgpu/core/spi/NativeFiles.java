@@ -25,9 +25,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The native way {@link AttributeFiles} reads files of the default file system on Java 22 and later: the C
  * library's {@code open}, {@code fstat}, {@code fstatat}, {@code read}, {@code close}, {@code readlink} and
- * {@code getdents64}
- * through {@code java.lang.foreign}, into native buffers that each thread reuses, so that a read makes no
- * {@code File}, stream, file descriptor object or cleaner registration, and a link or a listing makes no
+ * {@code getdents64} through {@code java.lang.foreign}, into native buffers that each thread reuses, so that a read
+ * makes no {@code File}, stream, file descriptor object or cleaner registration, and a link or a listing makes no
  * {@code Path}. This class replaces the release-17 one of the same name in the multi-release jar.
  *
  * <p>An attribute is opened with {@code O_NONBLOCK} (a FIFO opens at once instead of waiting for a writer) and
@@ -42,8 +41,8 @@ import org.slf4j.LoggerFactory;
  *     by then, as a reader racing a writer sees it either way); a short read of such a file goes on reading.</li>
  * <li>{@code st_size} is the page size, {@code st_blocks} is 0 and the <em>first</em> read returned fewer bytes than
  *     a page: a sysfs (kernfs) text attribute, which reports a page as its size and has no blocks. The kernel makes
- *     such an attribute whole into one page when it is opened and hands it out whole to a read that asks for at least
- *     a page (this one asks for 64 KiB + 1), so a short first read is the end. A binary attribute (PCI
+ *     such an attribute whole into one page at the first read and hands it out whole to a read that asks for at
+ *     least a page (this one asks for 64 KiB + 1), so a short first read is the end. A binary attribute (PCI
  *     {@code config}) reports its real size and comes in page-sized reads, which the first rule ends; a regular file
  *     of one page that is all hole (no blocks) returns the whole page, never fewer bytes.</li>
  * <li>{@code st_size} 0 (procfs, cgroupfs, debugfs report no size): read until {@code read(2)} returns 0.</li>
@@ -459,7 +458,8 @@ final class NativeFiles {
         }
         int result;
         try {
-            result = (int) fstatat.invokeExact(AT_FDCWD, s.pathAddress, s.statAddress, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+            result = (int) fstatat.invokeExact(AT_FDCWD, s.pathAddress, s.statAddress,
+                    follow ? 0 : AT_SYMLINK_NOFOLLOW);
         } catch (Throwable e) {
             if (e instanceof Error error) {
                 throw error;
