@@ -4,7 +4,6 @@ import dev.vgpu.core.internal.Printable;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.regex.Pattern;
 
 /**
  * What a source read about a device beyond what advertising it needs, for consumers that describe devices to a
@@ -25,8 +24,6 @@ public record DeviceFacts(Optional<String> profile, Optional<String> deviceId, O
     public static final DeviceFacts NONE = new DeviceFacts(Optional.empty(), Optional.empty(), OptionalLong.empty(),
             Optional.empty());
 
-    private static final Pattern DEVICE_ID = Pattern.compile("[0-9a-f]{4}");
-    private static final Pattern PCIE_ROOT = Pattern.compile("pci[0-9a-f]{4,8}:[0-9a-f]{2}");
 
     /** Validates every fact. */
     public DeviceFacts {
@@ -40,8 +37,10 @@ public record DeviceFacts(Optional<String> profile, Optional<String> deviceId, O
                         + Printable.of(p) + "\"");
             }
         });
-        deviceId.ifPresent(d -> require(DEVICE_ID, d, "a device id is four lower-case hex digits"));
-        pcieRoot.ifPresent(r -> require(PCIE_ROOT, r, "a PCIe root is pci<domain>:<bus> in lower-case hex"));
+        // Checked by hand, not by a regular expression: every device of every scan is checked several times.
+        deviceId.ifPresent(d -> require(d.length() == 4 && isLowerHex(d, 0, 4), d,
+                "a device id is four lower-case hex digits"));
+        pcieRoot.ifPresent(r -> require(isPcieRoot(r), r, "a PCIe root is pci<domain>:<bus> in lower-case hex"));
         if (vgpuTypeId.isPresent() && vgpuTypeId.getAsLong() < 0) {
             throw new IllegalArgumentException("a vGPU type id is non-negative, got " + vgpuTypeId.getAsLong());
         }
@@ -49,7 +48,7 @@ public record DeviceFacts(Optional<String> profile, Optional<String> deviceId, O
 
     /** Whether {@code name} may be a {@link #profile()}: 1-256 characters that {@link Printable} leaves alone. */
     public static boolean isProfile(String name) {
-        return name != null && !name.isEmpty() && name.length() <= 256 && Printable.of(name, 256).equals(name);
+        return name != null && !name.isEmpty() && name.length() <= 256 && Printable.isPlain(name);
     }
 
     /** These facts with {@code profile}; null leaves it empty. */
@@ -72,9 +71,26 @@ public record DeviceFacts(Optional<String> profile, Optional<String> deviceId, O
         return new DeviceFacts(profile, deviceId, vgpuTypeId, Optional.ofNullable(value));
     }
 
-    private static void require(Pattern pattern, String value, String rule) {
-        if (!pattern.matcher(value).matches()) {
+    private static void require(boolean valid, String value, String rule) {
+        if (!valid) {
             throw new IllegalArgumentException(rule + ", got \"" + Printable.of(value) + "\"");
         }
+    }
+
+    /** {@code pci}, 4-8 lower-case hex digits, {@code :}, 2 lower-case hex digits. */
+    private static boolean isPcieRoot(String text) {
+        int colon = text.length() - 3;
+        return colon >= 7 && colon <= 11 && text.startsWith("pci") && text.charAt(colon) == ':'
+                && isLowerHex(text, 3, colon) && isLowerHex(text, colon + 1, text.length());
+    }
+
+    private static boolean isLowerHex(String text, int from, int to) {
+        for (int i = from; i < to; i++) {
+            char c = text.charAt(i);
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+                return false;
+            }
+        }
+        return true;
     }
 }

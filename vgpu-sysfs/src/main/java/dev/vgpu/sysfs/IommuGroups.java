@@ -2,9 +2,9 @@ package dev.vgpu.sysfs;
 
 import dev.vgpu.attach.internal.HostVfio;
 import dev.vgpu.core.PciAddress;
+import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.Host;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -148,7 +148,7 @@ final class IommuGroups {
         String driver = PciBus.driver(host, dir);
         boolean bound = driver != null && PciBus.driverPresent(dir);
         if (bound && PassthroughSource.VFIO_DRIVERS.contains(driver)) {
-            if (isNvidia(dir) && !Files.exists(SysfsFiles.PHYSFN.of(dir), LinkOption.NOFOLLOW_LINKS)) {
+            if (isNvidia(dir) && !AttributeFiles.exists(dir, "physfn", LinkOption.NOFOLLOW_LINKS)) {
                 candidates.add(dir);
             }
             return null;

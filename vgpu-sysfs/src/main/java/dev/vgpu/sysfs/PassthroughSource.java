@@ -85,7 +85,7 @@ public final class PassthroughSource implements DeviceSource {
         Scan scan = new Scan(NAME, LOG);
         IommuGroups groups = null;
         for (PciBus.Entry entry : PciBus.listPci(host)) {
-            groups = inspect(host, entry.dir(), entry.name(), scan, groups);
+            groups = inspect(host, entry, scan, groups);
         }
         return scan.done();
     }
@@ -130,10 +130,11 @@ public final class PassthroughSource implements DeviceSource {
      * @param groups the scan's group verdicts so far; null until the first NVIDIA function on VFIO needs one
      * @return {@code groups}, made here when this function needed it first
      */
-    private static IommuGroups inspect(Host host, Path dir, String bdf, Scan scan, IommuGroups groups) {
+    private static IommuGroups inspect(Host host, PciBus.Entry entry, Scan scan, IommuGroups groups) {
+        String bdf = entry.name();
         String driver;
         try {
-            driver = PciBus.driver(host, dir);
+            driver = PciBus.driver(host, entry);
         } catch (NoSuchFileException e) {
             scan.skipQuietly(bdf, bdf + ": " + SysfsFiles.describe(e));
             return groups;
@@ -144,6 +145,7 @@ public final class PassthroughSource implements DeviceSource {
         if (driver == null || !VFIO_DRIVERS.contains(driver)) {
             return groups;
         }
+        Path dir = entry.dir();
         String what = bdf + " (bound to " + driver + ")";
         if (!SysfsFiles.isPciAddress(bdf)) {
             scan.skip(bdf, what + ": the bus entry is not a PCI address");

@@ -66,9 +66,9 @@ final class PciBus {
         List<Entry> found = new ArrayList<>();
         try {
             if (AttributeFiles.readsNatively(directory)) {
-                // Names without a Path each (core's native listing); each entry's path made once, from its name.
+                // Names without a Path each (core's native listing); an entry's path is made when a source asks.
                 for (String name : AttributeFiles.list(directory)) {
-                    found.add(new Entry(directory.resolve(name), name));
+                    found.add(new Entry(directory, name, null));
                 }
             } else {
                 listInto(directory, found);
@@ -90,18 +90,45 @@ final class PciBus {
             for (Path entry : entries) {
                 // Not cut from entry.toString(): the path would keep that text for the rest of the scan, one more
                 // full path per entry, which 100,000 dangling entries cannot afford within the manifest's heap.
-                found.add(new Entry(entry, entry.getFileName().toString()));
+                found.add(new Entry(directory, entry.getFileName().toString(), entry));
             }
         }
     }
 
     /**
-     * One entry of a bus directory, named once per scan for every source that walks it.
+     * One entry of a bus directory, named once per scan for every source that walks it. Where the native reader
+     * lists, its {@link Path} is made on the first {@link #dir()}: a source reads only the driver link of most
+     * functions ({@link #driver(Host, Entry)}, by name), so the 4,000 functions of other vendors on a large host
+     * need no path and no path text.
      *
-     * @param dir  the entry's path under the bus directory (a link to the device's directory)
-     * @param name its name: a BDF, a UUID, or whatever else a hostile tree put there
+     * <p>Threads: the sources of one scan share the entries and may ask {@link #dir()} at once; each then makes an
+     * equal path and either one is kept (a path is immutable and safely published by its final fields).
      */
-    record Entry(Path dir, String name) {
+    static final class Entry {
+        private final Path bus;
+        private final String name;
+        private volatile Path dir;
+
+        Entry(Path bus, String name, Path dir) {
+            this.bus = bus;
+            this.name = name;
+            this.dir = dir;
+        }
+
+        /** The entry's path under the bus directory (a link to the device's directory). */
+        Path dir() {
+            Path made = dir;
+            if (made == null) {
+                made = bus.resolve(name);
+                dir = made;
+            }
+            return made;
+        }
+
+        /** Its name: a BDF, a UUID, or whatever else a hostile tree put there. */
+        String name() {
+            return name;
+        }
     }
 
     /**
@@ -112,14 +139,23 @@ final class PciBus {
      * @throws IOException         when the driver entry cannot be read as a link
      */
     static String driver(Host host, Path deviceDir) throws IOException {
-        return SharedRead.once(host, new DriverLink(deviceDir, host.scanScope()));
+        return SharedRead.once(host, new DriverLink(deviceDir.getParent(), deviceDir.getFileName().toString(),
+                host.scanScope(), deviceDir));
     }
 
-    private static String driverNow(Path deviceDir, BusMemo memo) throws IOException {
+    /** {@link #driver(Host, Path)} of a bus entry, asked by its name: the same read, shared with path asks. */
+    static String driver(Host host, Entry entry) throws IOException {
+        return SharedRead.once(host, new DriverLink(entry.bus, entry.name, host.scanScope(), entry.dir));
+    }
+
+    /** Reads by the entry's path where the asker has one (NIO listings, path asks), else by bus and name. */
+    private static String driverNow(DriverLink link, BusMemo memo) throws IOException {
+        Path dir = link.dir;
         try {
-            return SysfsFiles.DRIVER.linkName(deviceDir, memo.driverNames());
+            return dir != null ? SysfsFiles.DRIVER.linkName(dir, memo.driverNames())
+                    : SysfsFiles.DRIVER.linkName(link.bus, link.function, memo.driverNames());
         } catch (NoSuchFileException e) {
-            if (Files.isDirectory(deviceDir)) {
+            if (dir != null ? AttributeFiles.isDirectory(dir) : AttributeFiles.isDirectory(link.bus, link.function)) {
                 return null;
             }
             throw memo.vanished();
@@ -185,7 +221,8 @@ final class PciBus {
 
     /** True when the {@code driver} link leads to a directory: a dangling link means the driver is gone. */
     static boolean driverPresent(Path deviceDir) {
-        return Files.isDirectory(SysfsFiles.DRIVER.of(deviceDir));
+        return AttributeFiles.readsNatively(deviceDir) ? AttributeFiles.isDirectory(deviceDir, "driver")
+                : Files.isDirectory(SysfsFiles.DRIVER.of(deviceDir));
     }
 
     /** The scan-scope key of a bus directory's listing. */
@@ -193,14 +230,55 @@ final class PciBus {
     }
 
     /**
-     * The scan-scope key of a function's {@code driver} link, and its read.
-     *
-     * @param scope the scan's scope, which holds the scan's {@link BusMemo}
+     * The scan-scope key of a function's {@code driver} link, and its read: equal for equal bus, entry name and
+     * scope, whether it was asked by entry or by path. The entry's path, where the asker had one, is no part of the
+     * key; the read uses it rather than making another.
      */
-    record DriverLink(Path function, ScanScope scope) implements SharedRead.Key<String> {
+    static final class DriverLink implements SharedRead.Key<String> {
+        private final Path bus;
+        private final String function;
+        private final ScanScope scope;
+        private final Path dir;
+
+        /**
+         * @param bus      the bus directory the function is an entry of
+         * @param function the entry's name
+         * @param scope    the scan's scope, which holds the scan's {@link BusMemo}
+         */
+        DriverLink(Path bus, String function, ScanScope scope) {
+            this(bus, function, scope, null);
+        }
+
+        private DriverLink(Path bus, String function, ScanScope scope, Path dir) {
+            this.bus = bus;
+            this.function = function;
+            this.scope = scope;
+            this.dir = dir;
+        }
+
+        String function() {
+            return function;
+        }
+
         @Override
         public String read() throws IOException {
-            return driverNow(function, BusMemo.of(scope));
+            return driverNow(this, BusMemo.of(scope));
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof DriverLink link && function.equals(link.function) && bus.equals(link.bus)
+                    && scope.equals(link.scope);
+        }
+
+        @Override
+        public int hashCode() {
+            return (bus.hashCode() * 31 + function.hashCode()) * 31 + scope.hashCode();
+        }
+
+        @Override
+        public String toString() {
+            return "DriverLink[" + bus + "/" + function + "]";
         }
     }
 

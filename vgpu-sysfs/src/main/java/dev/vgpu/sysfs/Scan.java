@@ -2,9 +2,9 @@ package dev.vgpu.sysfs;
 
 import dev.vgpu.core.Device;
 import dev.vgpu.core.Skipped;
+import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.Discovery;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -88,7 +88,7 @@ final class Scan {
      * WARN with what failed.
      */
     void failed(String id, String what, Path deviceDir, IOException e) {
-        if (e instanceof NoSuchFileException && !Files.isDirectory(deviceDir)) {
+        if (e instanceof NoSuchFileException && !AttributeFiles.isDirectory(deviceDir)) {
             skipQuietly(id, what + ": vanished during the scan");
         } else {
             skip(id, what + ": " + SysfsFiles.describe(e));

@@ -56,6 +56,16 @@ final class SysfsFiles {
             return AttributeFiles.readsNatively(dir) ? AttributeFiles.linkName(dir, name) : SysfsFiles.linkName(of(dir));
         }
 
+        /**
+         * {@link #linkName(Path, Names)} of this child of the entry {@code entry} of {@code bus}: where the native
+         * reader runs, without a path for the entry.
+         */
+        String linkName(Path bus, String entry, Names names) throws IOException {
+            return AttributeFiles.readsNatively(bus)
+                    ? names.lastComponent(AttributeFiles.linkName(bus, entry + '/' + name))
+                    : linkName(bus.resolve(entry), names);
+        }
+
         /** {@link #linkName(Path)}, as the name {@code names} already holds when it is one of them. */
         String linkName(Path dir, Names names) throws IOException {
             if (AttributeFiles.readsNatively(dir)) {

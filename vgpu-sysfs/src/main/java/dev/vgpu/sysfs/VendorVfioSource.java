@@ -6,12 +6,12 @@ import dev.vgpu.core.Device;
 import dev.vgpu.core.DeviceFacts;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.ResourceName;
+import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -103,7 +103,7 @@ public final class VendorVfioSource implements DeviceSource {
         host.stateDirectory().ifPresent(directory -> memory.readState(host.root(), directory));
         ScanState state = new ScanState(host, new Scan(NAME, LOG), new CardCatalogs(host, memory));
         for (PciBus.Entry entry : PciBus.listPci(host)) {
-            inspect(entry.dir(), entry.name(), state);
+            inspect(entry, state);
         }
         for (ConfiguredVf vf : state.configured) {
             publish(vf, state);
@@ -156,11 +156,12 @@ public final class VendorVfioSource implements DeviceSource {
                                OptionalInt numa, Optional<String> cdev, OptionalInt gpuInstance, String pcieRoot) {
     }
 
-    private static void inspect(Path dir, String bdf, ScanState state) {
+    private static void inspect(PciBus.Entry entry, ScanState state) {
         Scan scan = state.scan;
+        String bdf = entry.name();
         String driver;
         try {
-            driver = PciBus.driver(state.host, dir);
+            driver = PciBus.driver(state.host, entry);
         } catch (NoSuchFileException e) {
             scan.skipQuietly(bdf, bdf + ": " + SysfsFiles.describe(e));
             return;
@@ -171,6 +172,7 @@ public final class VendorVfioSource implements DeviceSource {
         if (!"nvidia".equals(driver)) {
             return;
         }
+        Path dir = entry.dir();
         if (!SysfsFiles.isPciAddress(bdf)) {
             scan.skip(bdf, bound(bdf) + ": the bus entry is not a PCI address");
             return;
@@ -201,7 +203,7 @@ public final class VendorVfioSource implements DeviceSource {
         try {
             physfn = SysfsFiles.PHYSFN.linkName(dir);
         } catch (NoSuchFileException e) {
-            if (Files.exists(dir.resolve("sriov_totalvfs"))) {
+            if (AttributeFiles.exists(dir, "sriov_totalvfs")) {
                 state.cards.add(PciAddress.parse(bdf));
                 mergeCatalog(PciAddress.parse(bdf), bdf, dir, state);
                 if (vfsDisabled(dir, state)) {
@@ -211,12 +213,12 @@ public final class VendorVfioSource implements DeviceSource {
                 } else {
                     state.scan.ignore(bdf, "a physical function is never advertised");
                 }
-            } else if (Files.exists(dir.resolve(CURRENT_TYPE))) {
+            } else if (AttributeFiles.exists(dir, CURRENT_TYPE)) {
                 state.scan.skip(bdf, bdf + " (bound to nvidia) has " + CURRENT_TYPE
                         + " but neither a physfn link nor sriov_totalvfs, so its physical GPU is unknown");
-            } else if (!Files.isDirectory(dir)) {
+            } else if (!AttributeFiles.isDirectory(dir)) {
                 throw e;
-            } else if (Files.isDirectory(dir.resolve("mdev_supported_types"))) {
+            } else if (AttributeFiles.isDirectory(dir, "mdev_supported_types")) {
                 state.scan.ignore(bdf, "an mdev parent: the mdev source advertises its mdevs");
             } else {
                 // A whole GPU left on the nvidia driver: the usual reason a GPU is missing (README, "Troubleshooting").
@@ -255,7 +257,7 @@ public final class VendorVfioSource implements DeviceSource {
         try {
             current = SysfsFiles.readStripped(dir, CURRENT_TYPE, state.host.scanScope());
         } catch (NoSuchFileException e) {
-            if (!Files.isDirectory(dir)) {
+            if (!AttributeFiles.isDirectory(dir)) {
                 throw e;
             }
             state.scan.ignore(bdf, "no " + CURRENT_TYPE + ", so not vGPU capable");

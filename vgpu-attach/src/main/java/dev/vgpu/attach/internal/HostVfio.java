@@ -54,6 +54,17 @@ public final class HostVfio {
      */
     public static Optional<String> vfioCdev(Path functionDir) {
         String best = null;
+        if (AttributeFiles.readsNatively(functionDir)) {
+            // Core's native listing: no Path per entry, and no fstat of the open directory as opendir(3) makes.
+            try {
+                for (String name : AttributeFiles.list(functionDir, "vfio-dev")) {
+                    best = lowerCdev(name, best);
+                }
+            } catch (IOException | RuntimeException e) {
+                return Optional.empty();
+            }
+            return Optional.ofNullable(best);
+        }
         String parent = functionDir.toString();
         if (functionDir.getFileSystem() == FileSystems.getDefault() && !parent.isEmpty()) {
             // java.io lists names without a Path, a stream and its lock per entry; it answers null on any failure,

@@ -30,6 +30,26 @@ public final class Printable {
     }
 
     /**
+     * True when nothing in {@code text} would be escaped: {@code of(text, text.length())} equals it. Asks without
+     * making the escaped copy (a profile name is checked once per device and scan).
+     */
+    public static boolean isPlain(String text) {
+        int length = text.length();
+        for (int i = 0; i < length; i++) {
+            char c = text.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < length && Character.isLowSurrogate(text.charAt(i + 1))) {
+                if (Character.getType(Character.toCodePoint(c, text.charAt(++i))) == Character.FORMAT) {
+                    return false;
+                }
+            } else if (c == '\\' || c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029'
+                    || Character.isSurrogate(c) || Character.getType(c) == Character.FORMAT) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
      * The text escaped and cut after {@code limit} characters of input.
      *
      * @throws IllegalArgumentException when {@code limit} is negative

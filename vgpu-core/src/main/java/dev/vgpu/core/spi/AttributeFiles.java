@@ -31,12 +31,16 @@ import java.util.concurrent.atomic.AtomicReference;
  *     opens, so it never opens such a file; the native reader (Java 22+, below) opens it non-blocking and refuses it
  *     by the type of the open descriptor, without reading.</li>
  * <li><b>Bounded.</b> At most {@value #MAX_BYTES} bytes are read; a longer file is an {@link IOException} saying
- *     so. Sysfs attributes are at most a page; the size a file reports is not trusted (sysfs reports 4096 for
- *     every attribute).</li>
+ *     so. Sysfs attributes are at most a page; the size a file reports is not trusted as a bound (sysfs reports 4096
+ *     for every attribute). The native reader uses it only to stop without the read that would return 0 where the
+ *     size says the content is complete (docs/BUILD.md, "The native reader's reads").</li>
  * <li><b>Loop safe.</b> A symbolic-link loop fails the type read ({@code ELOOP}) as an {@link IOException}.</li>
  * </ul>
  * Every failure is an {@link IOException} whose message names the file by its last component, so a caller can
- * turn it into one skip reason or one status description.
+ * turn it into one skip reason or one status description. The type questions a scan asks beside its reads
+ * ({@link #isDirectory(Path, String)}, {@link #exists(Path, String, java.nio.file.LinkOption...)}) answer exactly
+ * what {@link Files#isDirectory} and {@link Files#exists} answer, with one {@code fstatat(2)} where the native reader
+ * runs.
  *
  * <p>Why it lives in core: both the sysfs sources (discovery, rechecks) and the device-plugin adapter (Allocate,
  * health) read host files, and the adapter must not depend on the built-in sources (that would put them on every
@@ -181,7 +185,7 @@ public final class AttributeFiles {
      */
     public static List<String> list(Path dir) throws IOException {
         if (NATIVE != null && dir.getFileSystem() == DEFAULT_FILE_SYSTEM) {
-            List<String> names = NATIVE.list(dir.toString());
+            List<String> names = NATIVE.list(dir.toString(), null);
             if (names != null) {
                 return names;
             }
@@ -193,6 +197,77 @@ public final class AttributeFiles {
             }
         }
         return Collections.unmodifiableList(names);
+    }
+
+    /**
+     * {@link #list(Path)} of {@code dir.resolve(name)}, without making that {@link Path} where the native reader
+     * runs (a function's {@code vfio-dev}).
+     *
+     * @param name a relative path without {@code .} or {@code ..}, e.g. {@code vfio-dev}
+     * @throws java.nio.file.NoSuchFileException when the directory is missing
+     * @throws java.nio.file.NotDirectoryException when it is not a directory
+     * @throws IOException when it cannot be listed
+     */
+    public static List<String> list(Path dir, String name) throws IOException {
+        if (NATIVE != null && dir.getFileSystem() == DEFAULT_FILE_SYSTEM) {
+            List<String> names = NATIVE.list(dir.toString(), name);
+            if (names != null) {
+                return names;
+            }
+        }
+        return list(dir.resolve(name));
+    }
+
+    /**
+     * {@link Files#isDirectory Files.isDirectory(path)}: true when {@code path} is a directory, links followed;
+     * false when it is anything else, missing, or cannot be asked. One {@code stat(2)} where the native reader runs,
+     * without the attribute objects NIO makes.
+     */
+    public static boolean isDirectory(Path path) {
+        if (NATIVE != null && path.getFileSystem() == DEFAULT_FILE_SYSTEM) {
+            int type = NATIVE.type(path.toString(), null, true);
+            if (type >= 0) {
+                return type == NativeFiles.DIRECTORY;
+            }
+        }
+        return Files.isDirectory(path);
+    }
+
+    /**
+     * {@link #isDirectory(Path)} of {@code dir.resolve(name)}, links followed (a {@code driver} link that leads to a
+     * directory is one), without making that {@link Path} where the native reader runs.
+     *
+     * @param name a relative path without {@code .} or {@code ..}, e.g. {@code driver}
+     */
+    public static boolean isDirectory(Path dir, String name) {
+        if (NATIVE != null && dir.getFileSystem() == DEFAULT_FILE_SYSTEM) {
+            int type = NATIVE.type(dir.toString(), name, true);
+            if (type >= 0) {
+                return type == NativeFiles.DIRECTORY;
+            }
+        }
+        return Files.isDirectory(dir.resolve(name));
+    }
+
+    /**
+     * {@link Files#exists Files.exists(dir.resolve(name), options)}: true when there is such a file; with
+     * {@link java.nio.file.LinkOption#NOFOLLOW_LINKS} a link counts itself (a dangling one exists), otherwise links
+     * are followed. False when it is missing or cannot be asked. One {@code stat(2)} where the native reader runs.
+     *
+     * @param name a relative path without {@code .} or {@code ..}, e.g. {@code sriov_totalvfs}
+     */
+    public static boolean exists(Path dir, String name, java.nio.file.LinkOption... options) {
+        if (NATIVE != null && dir.getFileSystem() == DEFAULT_FILE_SYSTEM) {
+            boolean follow = true;
+            for (java.nio.file.LinkOption option : options) {
+                follow &= option != java.nio.file.LinkOption.NOFOLLOW_LINKS;
+            }
+            int type = NATIVE.type(dir.toString(), name, follow);
+            if (type >= 0) {
+                return type != NativeFiles.MISSING;
+            }
+        }
+        return Files.exists(dir.resolve(name), options);
     }
 
     /**

@@ -15,6 +15,11 @@ import java.util.List;
  */
 final class NativeFiles {
 
+    /** What {@link #type} answers for a path that cannot be asked (missing, denied, a loop). */
+    static final int MISSING = 0;
+    /** What {@link #type} answers for a directory: its {@code S_IFDIR} mode bits. */
+    static final int DIRECTORY = 0040000;
+
     private NativeFiles() {
     }
 
@@ -41,8 +46,16 @@ final class NativeFiles {
         throw new UnsupportedOperationException("no native reader on this runtime");
     }
 
-    /** The entry names of the directory {@code dir}, as {@link AttributeFiles#list} answers them. */
-    List<String> list(String dir) throws IOException {
+    /** The entry names of the directory {@code dir} (or {@code dir/name}), as {@link AttributeFiles#list} lists. */
+    List<String> list(String dir, String name) throws IOException {
+        throw new UnsupportedOperationException("no native reader on this runtime");
+    }
+
+    /**
+     * The file type bits ({@code S_IFMT}) of {@code dir/name} (or {@code dir}), links followed or not; {@link #MISSING}
+     * when it cannot be asked; -1 when the NIO way must answer.
+     */
+    int type(String dir, String name, boolean follow) {
         throw new UnsupportedOperationException("no native reader on this runtime");
     }
 }

@@ -24,14 +24,32 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The native way {@link AttributeFiles} reads files of the default file system on Java 22 and later: the C
- * library's {@code open}, {@code fstat}, {@code read}, {@code close}, {@code readlink} and {@code getdents64}
- * through {@code java.lang.foreign}, into native buffers that each thread reuses, so that a read makes no
- * {@code File}, stream, file descriptor object or cleaner registration, and a link or a listing makes no
+ * library's {@code open}, {@code fstat}, {@code fstatat}, {@code read}, {@code close}, {@code readlink} and
+ * {@code getdents64} through {@code java.lang.foreign}, into native buffers that each thread reuses, so that a read
+ * makes no {@code File}, stream, file descriptor object or cleaner registration, and a link or a listing makes no
  * {@code Path}. This class replaces the release-17 one of the same name in the multi-release jar.
  *
  * <p>An attribute is opened with {@code O_NONBLOCK} (a FIFO opens at once instead of waiting for a writer) and
  * {@code O_NOCTTY}, then {@code fstat} on the open descriptor says what it is: anything but a regular file is
  * closed unread and refused. So there is no window between a type check and the open, which the NIO way has.
+ *
+ * <p>When to stop reading: the NIO way reads until {@code read(2)} returns 0; this one stops as soon as the size
+ * {@code fstat} reported says the content is complete, which saves that last call on nearly every attribute:
+ * <ul>
+ * <li>{@code st_size > 0} and at least {@code st_size} bytes read: an ordinary file, read to the size it had when it
+ *     was opened (the request asks for more than that, so a file that grew meanwhile is read as far as it had grown
+ *     by then, as a reader racing a writer sees it either way); a short read of such a file goes on reading.</li>
+ * <li>{@code st_size} is the page size, {@code st_blocks} is 0 and the <em>first</em> read returned fewer bytes than
+ *     a page: a sysfs (kernfs) text attribute, which reports a page as its size and has no blocks. The kernel makes
+ *     such an attribute whole into one page at the first read and hands it out whole to a read that asks for at
+ *     least a page (this one asks for 64 KiB + 1), so a short first read is the end. A binary attribute (PCI
+ *     {@code config}) reports its real size and comes in page-sized reads, which the first rule ends; a regular file
+ *     of one page that is all hole (no blocks) returns the whole page, never fewer bytes.</li>
+ * <li>{@code st_size} 0 (procfs, cgroupfs, debugfs report no size): read until {@code read(2)} returns 0.</li>
+ * </ul>
+ * What the rule trusts is a file system that reports a page-sized, blockless file yet ends a first read early
+ * without being at its end; a network or FUSE file system could, sysfs does not (docs/BUILD.md, "The native
+ * reader's reads").
  *
  * <p>Errors are the NIO way's: {@code ENOENT} a {@link NoSuchFileException}, {@code EACCES} an
  * {@link AccessDeniedException}, {@code ELOOP} the {@link FileSystemException} NIO makes of it, a link that is not
@@ -39,6 +57,14 @@ import org.slf4j.LoggerFactory;
  * {@value AttributeFiles#MAX_BYTES} bytes the same {@link IOException}. Any other error, and any path or name that is
  * not plain ASCII (NIO encodes those with the platform's file-name encoding), answers null: the caller asks NIO,
  * which gives its exact answer.
+ *
+ * <p>Which calls capture {@code errno}: a handle made with {@code captureCallState} costs a memory segment object per
+ * call under C1 (the daemon's manifest, no escape analysis), so only {@code openat} and {@code readlink}, whose
+ * failures are common and answered by their kind (a missing optional attribute, an unbound function's absent
+ * {@code driver} link), capture it on every call. {@code read} and {@code getdents64} fail rarely: they run without,
+ * and only a call that failed is made again through a capturing handle to learn why (it consumed nothing, so that
+ * is the same call; should it succeed the second time, its answer is taken). {@code fstat} and {@code fstatat} never
+ * need the reason: a failure there is answered without it.
  *
  * <p>Threads: the method handles are immutable and shared. Each thread has its own {@link Scratch} (native
  * buffers, a byte array, the link names it has seen), used by one call at a time, since no call of this class
@@ -61,8 +87,18 @@ final class NativeFiles {
     private static final int EINVAL = 22;
     private static final int ELOOP = 40;
 
+    /** Offsets of {@code st_size} and {@code st_blocks} in {@code struct stat}: the same on x86_64 and aarch64. */
+    private static final long SIZE_OFFSET = 48;
+    private static final long BLOCKS_OFFSET = 64;
+
     private static final int S_IFMT = 0170000;
     private static final int S_IFREG = 0100000;
+    private static final int AT_SYMLINK_NOFOLLOW = 0x100;
+
+    /** What {@link #type} answers for a path that cannot be asked (missing, denied, a loop). */
+    static final int MISSING = 0;
+    /** What {@link #type} answers for a directory: its {@code S_IFDIR} mode bits. */
+    static final int DIRECTORY = 0040000;
 
     /**
      * Pointer arguments are passed as their addresses in a {@code long} (the same register on LP64 Linux): a
@@ -82,16 +118,21 @@ final class NativeFiles {
 
     private final MethodHandle openat;
     private final MethodHandle fstat;
+    private final MethodHandle fstatat;
     private final MethodHandle read;
+    private final MethodHandle readErrno;
     private final MethodHandle close;
     private final MethodHandle readlink;
     private final MethodHandle getdents64;
+    private final MethodHandle getdents64Errno;
     private final VarHandle errno;
     private final long stateBytes;
     /** {@code O_DIRECTORY}, whose value differs between x86_64 and aarch64. */
     private final int directoryFlag;
     /** Offset of {@code st_mode} in {@code struct stat}, which differs between x86_64 and aarch64. */
     private final long modeOffset;
+    /** The system's page size ({@code getpagesize(3)}): what kernfs reports as a text attribute's size. */
+    private final long pageSize;
     private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(this::newScratch);
 
     private NativeFiles(SymbolLookup libc, Linker linker, int directoryFlag, long modeOffset) {
@@ -100,20 +141,32 @@ final class NativeFiles {
                 ValueLayout.JAVA_INT, POINTER, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
                 errnoState, Linker.Option.firstVariadicArg(3));
         this.fstat = linker.downcallHandle(find(libc, "fstat"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                ValueLayout.JAVA_INT, POINTER), errnoState);
-        this.read = linker.downcallHandle(find(libc, "read"), FunctionDescriptor.of(ValueLayout.JAVA_LONG,
-                ValueLayout.JAVA_INT, POINTER, ValueLayout.JAVA_LONG), errnoState);
+                ValueLayout.JAVA_INT, POINTER));
+        // fstatat, not stat: glibc exports stat, fstat and fstatat as functions only since 2.33 (before, the header
+        // mapped them to __xstat and friends); fstatat covers both the followed and the link's own type.
+        this.fstatat = linker.downcallHandle(find(libc, "fstatat"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
+                ValueLayout.JAVA_INT, POINTER, POINTER, ValueLayout.JAVA_INT));
+        FunctionDescriptor read = FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, POINTER,
+                ValueLayout.JAVA_LONG);
+        this.read = linker.downcallHandle(find(libc, "read"), read);
+        this.readErrno = linker.downcallHandle(find(libc, "read"), read, errnoState);
         this.close = linker.downcallHandle(find(libc, "close"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
                 ValueLayout.JAVA_INT));
         this.readlink = linker.downcallHandle(find(libc, "readlink"), FunctionDescriptor.of(ValueLayout.JAVA_LONG,
                 POINTER, POINTER, ValueLayout.JAVA_LONG), errnoState);
-        this.getdents64 = linker.downcallHandle(find(libc, "getdents64"), FunctionDescriptor.of(
-                ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, POINTER, ValueLayout.JAVA_LONG), errnoState);
+        this.getdents64 = linker.downcallHandle(find(libc, "getdents64"), read);
+        this.getdents64Errno = linker.downcallHandle(find(libc, "getdents64"), read, errnoState);
         this.errno = Linker.Option.captureStateLayout().varHandle(
                 java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
         this.stateBytes = Linker.Option.captureStateLayout().byteSize();
         this.directoryFlag = directoryFlag;
         this.modeOffset = modeOffset;
+        try {
+            this.pageSize = (int) linker.downcallHandle(find(libc, "getpagesize"),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT)).invokeExact();
+        } catch (Throwable e) {
+            throw new IllegalArgumentException("getpagesize could not be called: " + e.getMessage(), e);
+        }
     }
 
     /**
@@ -157,7 +210,8 @@ final class NativeFiles {
 
     /** What reads the default file system, in words, for the start line. */
     static String describe(NativeFiles reader) {
-        return reader == null ? "java.io/NIO" : "native (java.lang.foreign: openat, fstat, read, readlink, getdents64)";
+        return reader == null ? "java.io/NIO"
+                : "native (java.lang.foreign: openat, fstat, fstatat, read, readlink, getdents64)";
     }
 
     private static MemorySegment find(SymbolLookup libc, String name) {
@@ -229,6 +283,8 @@ final class NativeFiles {
             if (type != S_IFREG) {
                 throw new AttributeFiles.NotRegularFileException(joined(dir, name), kind(type));
             }
+            long size = s.stat.get(ValueLayout.JAVA_LONG, SIZE_OFFSET);
+            boolean kernfsText = size == pageSize && s.stat.get(ValueLayout.JAVA_LONG, BLOCKS_OFFSET) == 0;
             while (true) {
                 long n = read(fd, s, length);
                 if (n == 0) {
@@ -241,9 +297,13 @@ final class NativeFiles {
                     }
                     throw new IOException(last(dir, name) + " cannot be read: " + words(error));
                 }
+                boolean first = length == 0;
                 length += (int) n;
                 if (length > AttributeFiles.MAX_BYTES) {
                     throw new IOException(last(dir, name) + " is larger than " + AttributeFiles.MAX_BYTES + " bytes");
+                }
+                if ((size > 0 && length >= size) || (kernfsText && first && n < pageSize)) {
+                    break; // complete by the size fstat reported (class comment): no read that returns 0
                 }
             }
         } finally {
@@ -321,19 +381,22 @@ final class NativeFiles {
         return name;
     }
 
-    /** The entry names of the directory {@code dir}, in directory order, as {@link AttributeFiles#list} gives them. */
-    List<String> list(String dir) throws IOException {
+    /**
+     * The entry names of the directory {@code dir} (or {@code dir/name}), in directory order, as
+     * {@link AttributeFiles#list} gives them.
+     */
+    List<String> list(String dir, String name) throws IOException {
         Scratch s = scratch.get();
-        if (!encode(s.path, dir, null)) {
+        if (!encode(s.path, dir, name)) {
             return null;
         }
         int fd = openat(s, O_RDONLY | directoryFlag | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) {
             int error = s.errno();
             if (error == ENOTDIR) {
-                throw new NotDirectoryException(dir);
+                throw new NotDirectoryException(joined(dir, name));
             }
-            throwIfKnown(error, dir, null);
+            throwIfKnown(error, dir, name);
             return null;
         }
         List<String> names = new ArrayList<>();
@@ -341,7 +404,11 @@ final class NativeFiles {
             while (true) {
                 long n;
                 try {
-                    n = (long) getdents64.invokeExact(s.state, fd, s.direntsAddress, (long) DIRENT_BYTES);
+                    n = (long) getdents64.invokeExact(fd, s.direntsAddress, (long) DIRENT_BYTES);
+                    if (n < 0) {
+                        // again, to learn why (what fails has read nothing, so the second call is the same call)
+                        n = (long) getdents64Errno.invokeExact(s.state, fd, s.direntsAddress, (long) DIRENT_BYTES);
+                    }
                 } catch (Throwable e) {
                     throw failed(e);
                 }
@@ -378,6 +445,30 @@ final class NativeFiles {
         return Collections.unmodifiableList(names);
     }
 
+    /**
+     * The file type bits ({@code S_IFMT}) of {@code dir/name} (or {@code dir}), links followed or not, from one
+     * {@code fstatat}; {@link #MISSING} when that fails (missing, denied, a loop: NIO's {@code isDirectory} and
+     * {@code exists} answer false for every failure, so no errno is needed); -1 when the NIO way must answer (a
+     * path that is not plain ASCII).
+     */
+    int type(String dir, String name, boolean follow) {
+        Scratch s = scratch.get();
+        if (!encode(s.path, dir, name)) {
+            return -1;
+        }
+        int result;
+        try {
+            result = (int) fstatat.invokeExact(AT_FDCWD, s.pathAddress, s.statAddress,
+                    follow ? 0 : AT_SYMLINK_NOFOLLOW);
+        } catch (Throwable e) {
+            if (e instanceof Error error) {
+                throw error;
+            }
+            throw new IllegalStateException("fstatat(2) could not be called", e);
+        }
+        return result != 0 ? MISSING : s.stat.get(ValueLayout.JAVA_INT, modeOffset) & S_IFMT;
+    }
+
     private int openat(Scratch s, int flags) throws IOException {
         try {
             return (int) openat.invokeExact(s.state, AT_FDCWD, s.pathAddress, flags, 0);
@@ -388,16 +479,20 @@ final class NativeFiles {
 
     private int fstat(int fd, Scratch s) throws IOException {
         try {
-            return (int) fstat.invokeExact(s.state, fd, s.statAddress);
+            return (int) fstat.invokeExact(fd, s.statAddress);
         } catch (Throwable e) {
             throw failed(e);
         }
     }
 
+    /** One {@code read(2)}; after a failure {@link Scratch#errno()} says why. */
     private long read(int fd, Scratch s, int length) throws IOException {
+        long address = s.dataAddress + length;
+        long count = AttributeFiles.MAX_BYTES + 1 - length;
         try {
-            return (long) read.invokeExact(s.state, fd, s.dataAddress + length,
-                    (long) (AttributeFiles.MAX_BYTES + 1 - length));
+            long n = (long) read.invokeExact(fd, address, count);
+            // again, to learn why: a failed read consumed nothing, so the second call is the same call
+            return n >= 0 ? n : (long) readErrno.invokeExact(s.state, fd, address, count);
         } catch (Throwable e) {
             throw failed(e);
         }

@@ -38,6 +38,17 @@ class PrintableTest {
         assertThat(Printable.of(input)).isEqualTo(expected);
     }
 
+    @ParameterizedTest(name = "[{index}] {0} is plain exactly when nothing in it is escaped")
+    @MethodSource("escapes")
+    void plainMeansNothingEscaped(String input, String escaped) {
+        assertThat(Printable.isPlain(input)).isEqualTo(Printable.of(input, input.length()).equals(input))
+                .isEqualTo(input.equals(escaped));
+        for (String more : new String[] {"", "\ud83d\ude00 emoji pair", "lone \ud83d high", "lone \ude00 low",
+            "end high \ud83d", "x".repeat(300)}) {
+            assertThat(Printable.isPlain(more)).as(more).isEqualTo(Printable.of(more, more.length()).equals(more));
+        }
+    }
+
     @Test
     void cutsLongTextAndSaysSo() {
         assertThat(Printable.of("x".repeat(4_000_000))).isEqualTo("x".repeat(80) + "…");

@@ -121,6 +121,80 @@ class AttributeFilesTest {
         assertThat(AttributeFiles.read(dir.resolve("a1"), scope)).isEqualTo("0x10de\n");
     }
 
+    /**
+     * The native reader stops without the read that returns 0 where the size {@code fstat} reported says the content
+     * is complete (NativeFiles, docs/BUILD.md): around a page (4 KiB here, 64 KiB on some aarch64 kernels), empty
+     * files (which report no size, as procfs does) and files that are all hole (no blocks, like a sysfs attribute)
+     * read whole. A tmpfs or disk file cannot show kernfs's one-read text attributes; the benchmark's strace run of
+     * real {@code /sys} reads does (BENCHMARKS.md, "Fewer system calls per rescan").
+     */
+    @Test
+    void filesAroundAPageAndHolesReadWhole() throws IOException {
+        int[] sizes = {0, 1, 4095, 4096, 4097, 8191, 8192, 8193, 65535, AttributeFiles.MAX_BYTES};
+        ScanScope scope = ScanScope.fresh();
+        for (int size : sizes) {
+            Path file = dir.resolve("f" + size);
+            String content = "0123456789abcdef\n".repeat(size / 17 + 1).substring(0, size);
+            Files.writeString(file, content);
+
+            assertThat(AttributeFiles.read(file)).as("%d bytes", size).isEqualTo(content);
+            assertThat(AttributeFiles.read(dir, file.getFileName().toString(), scope)).as("%d bytes", size)
+                    .isEqualTo(content);
+        }
+        for (int size : new int[] {1, 4096, 8192, AttributeFiles.MAX_BYTES}) {
+            Path hole = dir.resolve("hole" + size);
+            try (java.io.RandomAccessFile file = new java.io.RandomAccessFile(hole.toFile(), "rw")) {
+                file.setLength(size);
+            }
+
+            assertThat(AttributeFiles.read(hole, scope)).as("a hole of %d bytes", size).isEqualTo("\0".repeat(size));
+        }
+        Path tail = dir.resolve("tail");
+        try (java.io.RandomAccessFile file = new java.io.RandomAccessFile(tail.toFile(), "rw")) {
+            file.setLength(4096);
+            file.seek(4095);
+            file.write('\n');
+        }
+        assertThat(AttributeFiles.read(tail, scope)).isEqualTo("\0".repeat(4095) + "\n");
+    }
+
+    /**
+     * A file that reports no size (procfs) is read until the read that returns 0: a sleeping {@code sleep}'s
+     * {@code smaps} is several pages that procfs hands out about a page a read, and its mappings do not change while
+     * it sleeps, so every mapping {@code maps} lists must be in the text, the last one included.
+     */
+    @Test
+    void aFileWithoutASizeIsReadToItsEnd() throws Exception {
+        Process sleeping = new ProcessBuilder("sleep", "60").start();
+        try {
+            Path proc = Path.of("/proc", Long.toString(sleeping.pid()));
+            // Asleep ('S' after "(sleep) "): the loader has mapped everything, so maps and smaps list the same
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() ->
+                    Files.readString(proc.resolve("stat")).contains(") S "));
+            java.util.List<String> mappings = Files.readAllLines(proc.resolve("maps"));
+            String smaps = AttributeFiles.read(proc.resolve("smaps"), ScanScope.fresh());
+
+            assertThat(Files.size(proc.resolve("smaps"))).isZero();
+            assertThat(smaps.length()).as("several pages, so one read cannot hold it").isGreaterThan(3 * 4096);
+            assertThat(smaps.lines().filter(line -> !line.isEmpty() && !Character.isUpperCase(line.charAt(0))))
+                    .containsExactlyElementsOf(mappings);
+            assertThat(smaps).endsWith("\n");
+        } finally {
+            sleeping.destroy();
+        }
+    }
+
+    /**
+     * A read that fails after the open says why, in both readers' words: {@code /proc/self/mem} is a regular file
+     * that opens, and its first page is never mapped, so {@code read(2)} at offset 0 fails with {@code EIO} (the
+     * native reader learns the reason by making the failed read again through its capturing handle).
+     */
+    @Test
+    void aReadThatFailsSaysWhy() {
+        assertThatThrownBy(() -> AttributeFiles.read(Path.of("/proc/self/mem"), ScanScope.fresh()))
+                .isInstanceOf(IOException.class).hasMessage("mem cannot be read: Input/output error");
+    }
+
     @Test
     void threadsOfOneScanReadThroughItsBufferSafely() throws Exception {
         ScanScope scope = ScanScope.fresh();
@@ -266,6 +340,68 @@ class AttributeFilesTest {
         assertThatThrownBy(() -> AttributeFiles.list(dir.resolve("loop"))).isInstanceOf(IOException.class);
     }
 
+    /**
+     * {@code isDirectory} and {@code exists} answer what {@link Files#isDirectory} and {@link Files#exists} answer,
+     * links followed or not, for every kind of entry a hostile tree may hold (both readers: one {@code fstatat} in the
+     * native one, NIO in the other).
+     */
+    @Test
+    void typeQuestionsAnswerAsNioDoes() throws Exception {
+        Path device = Files.createDirectories(dir.resolve("0000:1b:00.4"));
+        Files.createDirectories(dir.resolve("drivers/nvidia"));
+        Files.writeString(device.resolve("vendor"), "0x10de\n");
+        Files.createDirectories(device.resolve("mdev_supported_types"));
+        Files.createSymbolicLink(device.resolve("driver"), Path.of("../drivers/nvidia"));
+        Files.createSymbolicLink(device.resolve("gone"), Path.of("../drivers/vfio-pci"));
+        Files.createSymbolicLink(device.resolve("to-file"), Path.of("vendor"));
+        Files.createSymbolicLink(device.resolve("loop"), Path.of("loop"));
+        Files.createSymbolicLink(dir.resolve("0000:1b:00.5"), Path.of("nowhere"));
+        Files.createSymbolicLink(dir.resolve("0000:1b:00.6"), device.getFileName());
+        Files.createDirectories(device.resolve("typ\u00e9"));
+        Process mkfifo = new ProcessBuilder("mkfifo", device.resolve("fifo").toString()).start();
+        assertThat(mkfifo.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(mkfifo.exitValue()).isZero();
+        String[] names = {"vendor", "mdev_supported_types", "driver", "gone", "to-file", "loop", "fifo", "missing",
+            "vendor/x", "typ\u00e9"};
+
+        for (String name : names) {
+            Path path = device.resolve(name);
+            assertThat(AttributeFiles.isDirectory(device, name)).as("isDirectory %s", name)
+                    .isEqualTo(Files.isDirectory(path));
+            assertThat(AttributeFiles.exists(device, name)).as("exists %s", name).isEqualTo(Files.exists(path));
+            assertThat(AttributeFiles.exists(device, name, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+                    .as("exists %s, link not followed", name)
+                    .isEqualTo(Files.exists(path, java.nio.file.LinkOption.NOFOLLOW_LINKS));
+        }
+        for (String function : new String[] {"0000:1b:00.4", "0000:1b:00.5", "0000:1b:00.6", "0000:1b:00.7"}) {
+            assertThat(AttributeFiles.isDirectory(dir.resolve(function))).as("isDirectory %s", function)
+                    .isEqualTo(Files.isDirectory(dir.resolve(function)));
+        }
+        // spot checks, so that a reader and NIO cannot agree on nonsense unnoticed
+        assertThat(AttributeFiles.isDirectory(device, "driver")).isTrue();
+        assertThat(AttributeFiles.isDirectory(device, "gone")).isFalse();
+        assertThat(AttributeFiles.exists(device, "gone")).isFalse();
+        assertThat(AttributeFiles.exists(device, "gone", java.nio.file.LinkOption.NOFOLLOW_LINKS)).isTrue();
+        assertThat(AttributeFiles.exists(device, "fifo")).isTrue();
+        assertThat(AttributeFiles.isDirectory(dir.resolve("0000:1b:00.5"))).isFalse();
+        assertThat(AttributeFiles.isDirectory(dir.resolve("0000:1b:00.6"))).isTrue();
+    }
+
+    @Test
+    void aListingByNameIsTheListingOfTheResolvedPath() throws IOException {
+        Path device = Files.createDirectories(dir.resolve("0000:1b:00.4/vfio-dev/vfio7"));
+        Files.createDirectories(dir.resolve("0000:1b:00.4/vfio-dev/vfio12"));
+        Files.writeString(dir.resolve("0000:1b:00.4/vendor"), "0x10de\n");
+        Path function = device.getParent().getParent();
+
+        assertThat(AttributeFiles.list(function, "vfio-dev")).containsExactlyInAnyOrder("vfio7", "vfio12");
+        assertThatThrownBy(() -> AttributeFiles.list(function, "missing")).isInstanceOf(NoSuchFileException.class)
+                .hasMessage(function.resolve("missing").toString());
+        assertThatThrownBy(() -> AttributeFiles.list(function, "vendor"))
+                .isInstanceOf(java.nio.file.NotDirectoryException.class)
+                .hasMessage(function.resolve("vendor").toString());
+    }
+
     @Test
     void linksAndListingsWorkOnJimfs() throws IOException {
         try (FileSystem fs = Jimfs.newFileSystem(Configuration.unix())) {
@@ -276,6 +412,12 @@ class AttributeFilesTest {
 
             assertThat(AttributeFiles.list(bus)).containsExactly("0000:1b:00.0");
             assertThat(AttributeFiles.linkName(bus.resolve("0000:1b:00.0"), "driver")).isEqualTo("vfio-pci");
+            assertThat(AttributeFiles.list(fs.getPath("/host/sys"), "devices")).containsExactly("0000:1b:00.0");
+            assertThat(AttributeFiles.isDirectory(bus.resolve("0000:1b:00.0"))).isTrue();
+            assertThat(AttributeFiles.isDirectory(bus.resolve("0000:1b:00.0"), "driver")).isFalse();
+            assertThat(AttributeFiles.exists(bus.resolve("0000:1b:00.0"), "driver")).isFalse();
+            assertThat(AttributeFiles.exists(bus.resolve("0000:1b:00.0"), "driver",
+                    java.nio.file.LinkOption.NOFOLLOW_LINKS)).isTrue();
         }
     }
 }
