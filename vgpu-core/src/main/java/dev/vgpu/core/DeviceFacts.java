@@ -24,7 +24,6 @@ public record DeviceFacts(Optional<String> profile, Optional<String> deviceId, O
     public static final DeviceFacts NONE = new DeviceFacts(Optional.empty(), Optional.empty(), OptionalLong.empty(),
             Optional.empty());
 
-
     /** Validates every fact. */
     public DeviceFacts {
         Objects.requireNonNull(profile, "profile");

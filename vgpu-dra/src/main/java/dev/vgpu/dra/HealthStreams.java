@@ -184,7 +184,14 @@ final class HealthStreams implements AutoCloseable {
             return UNHEALTHY_MESSAGE;
         }
         String text = reason.strip();
-        return text.length() <= MAX_MESSAGE ? text : text.substring(0, MAX_MESSAGE - 3) + "...";
+        if (text.length() <= MAX_MESSAGE) {
+            return text;
+        }
+        int end = MAX_MESSAGE - 3;
+        if (Character.isHighSurrogate(text.charAt(end - 1))) {
+            end--; // never half a pair
+        }
+        return text.substring(0, end) + "...";
     }
 
     /** Every device of the current snapshot, sorted by name. */

@@ -295,7 +295,7 @@ public final class SlicePublisher implements AutoCloseable {
         Set<String> names = new HashSet<>();
         String key = SliceTaint.unhealthy(driver).key();
         existing.forEach(slice -> names.addAll(SliceObjects.taintTimes(slice, key).keySet()));
-        Set<String> ids = new HashSet<>(unhealthy);
+        Set<String> ids = new HashSet<>();
         DeviceNames.index(snapshot).forEach((name, device) -> {
             if (names.contains(name)) {
                 ids.add(device.id());
@@ -305,21 +305,24 @@ public final class SlicePublisher implements AutoCloseable {
     }
 
     /**
-     * Every wanted tainted device keeps the time its taint was first published; healthy ones lose it. A device this
-     * publisher has no time for yet takes the one its published slice already carries (a restarted daemon keeps the
-     * time the fault was first seen), else now.
+     * Every wanted tainted device keeps the time its taint was first published; healthy ones lose it. Until the first
+     * health verdict, a device this publisher has no time for takes the one its published slice carries (a restarted
+     * daemon keeps the time the fault was first seen); after it, a new taint is new (a device that recovered and
+     * faulted again while the write that untainted it failed gets a new time), so it takes now.
      */
     private void updateTaintTimes(List<List<SliceDevice>> wanted, List<ResourceSlice> existing) {
         Set<String> tainted = new HashSet<>();
         wanted.forEach(part -> part.stream().filter(d -> !d.taints().isEmpty()).forEach(d -> tainted.add(d.name())));
         taintedSince.keySet().retainAll(tainted);
-        String key = SliceTaint.unhealthy(driver).key();
-        for (ResourceSlice slice : existing) {
-            SliceObjects.taintTimes(slice, key).forEach((name, time) -> {
-                if (tainted.contains(name)) {
-                    taintedSince.putIfAbsent(name, time);
-                }
-            });
+        if (!healthHeard) {
+            String key = SliceTaint.unhealthy(driver).key();
+            for (ResourceSlice slice : existing) {
+                SliceObjects.taintTimes(slice, key).forEach((name, time) -> {
+                    if (tainted.contains(name)) {
+                        taintedSince.putIfAbsent(name, time);
+                    }
+                });
+            }
         }
         String now = Instant.now(clock).truncatedTo(ChronoUnit.SECONDS).toString();
         tainted.forEach(name -> taintedSince.putIfAbsent(name, now));

@@ -115,6 +115,10 @@ class HealthStreamTest {
         assertThat(messages.get(DraHarness.GPU)).hasSize(1024).startsWith("xxx").endsWith("...");
         assertThat(messages.get(DraHarness.VF2)).isEmpty();
 
+        // A cut never splits a surrogate pair.
+        String cut = HealthStreams.message("x".repeat(1020) + "\uD83D\uDE00" + "y".repeat(10));
+        assertThat(cut).isEqualTo("x".repeat(1020) + "...");
+
         // Only the reason changed: that is a change too.
         node.plugin.health(Map.of("0000:1b:00.4", "its GPU reported a critical XID", "0000:41:00.0", ""));
         watch.next().getDevicesList().forEach(d -> messages.put(d.getDevice().getDeviceName(), d.getMessage()));

@@ -29,6 +29,29 @@ final class CliArgs {
         return given.containsKey(option.name());
     }
 
+    /**
+     * A value and where it came from, for messages: the option's name or its environment variable's.
+     *
+     * @param value  as given ({@code ""} for {@code --config=})
+     * @param origin {@code --state-dir} or {@code VGPU_STATE_DIR}
+     */
+    record Given(String value, String origin) {
+    }
+
+    /**
+     * The option's value from the command line, else from its environment variable ({@link CliOption#env}); null
+     * when neither sets it. The flag wins even when empty (an empty flag turns the variable off); defaults do not
+     * count.
+     */
+    Given given(CliOption option, Map<String, String> env) {
+        String value = given.get(option.name());
+        if (value != null) {
+            return new Given(value, option.name());
+        }
+        String fromEnv = option.env() == null ? null : env.get(option.env());
+        return fromEnv == null ? null : new Given(fromEnv, option.env());
+    }
+
     /** The value given, else the default; null when neither is there. */
     String text(CliOption option) {
         String value = given.get(option.name());
@@ -54,11 +77,11 @@ final class CliArgs {
         }
     }
 
-    /** The value as an int; {@code fallback} when neither given nor defaulted. */
-    int integer(CliOption option, int fallback) {
+    /** The value as an int, given or defaulted (the row must have a default). */
+    int integer(CliOption option) {
         String value = text(option);
         if (value == null) {
-            return fallback;
+            throw new IllegalStateException(option.name() + " has no default");
         }
         try {
             return Integer.parseInt(value.strip());

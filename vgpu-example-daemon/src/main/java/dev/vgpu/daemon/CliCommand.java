@@ -18,7 +18,10 @@ record CliCommand(String name, List<String> description, List<CliOption> options
         options = List.copyOf(options);
         List<String> seen = new ArrayList<>();
         for (CliOption option : options) {
-            if (seen.contains(option.name()) || CliParser.isBuiltIn(option.name())) {
+            if (CliParser.isBuiltIn(option.name())) {
+                throw new IllegalArgumentException(name + ": " + option.name() + " belongs to every command already");
+            }
+            if (seen.contains(option.name())) {
                 throw new IllegalArgumentException(name + ": option " + option.name() + " is declared twice");
             }
             seen.add(option.name());

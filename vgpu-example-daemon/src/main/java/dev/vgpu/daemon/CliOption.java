@@ -26,6 +26,9 @@ record CliOption(String name, String label, String env, String defaultValue, boo
         if (label == null && (defaultValue != null || required || !choices.isEmpty())) {
             throw new IllegalArgumentException(name + ": a boolean flag has no default, choices or requirement");
         }
+        if (defaultValue != null && !description.contains("${DEFAULT}")) {
+            throw new IllegalArgumentException(name + ": a default the help does not show (say ${DEFAULT})");
+        }
         choices = List.copyOf(choices);
     }
 

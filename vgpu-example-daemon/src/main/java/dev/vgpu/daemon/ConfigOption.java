@@ -20,11 +20,10 @@ final class ConfigOption {
     /** The row of {@code serve} and {@code discover}. */
     static final List<CliOption> OPTIONS = List.of(CONFIG);
 
-    /** As given; null = not given (then the variable decides), empty = no file. */
-    final String config;
+    private final CliArgs args;
 
     ConfigOption(CliArgs args) {
-        config = args.text(CONFIG);
+        this.args = args;
     }
 
     /**
@@ -33,11 +32,12 @@ final class ConfigOption {
      * @throws Refusal naming the flag or variable, the file, and the field at fault
      */
     LiveConfig load(Map<String, String> env) {
-        String origin = config != null ? "--config" : ENV;
-        String value = config != null ? config : env.get(ENV);
-        if (value == null || value.isBlank()) {
+        CliArgs.Given given = args.given(CONFIG, env);
+        if (given == null || given.value().isBlank()) {
             return LiveConfig.none();
         }
+        String origin = given.origin();
+        String value = given.value();
         Path file;
         try {
             file = Path.of(value.strip());

@@ -53,7 +53,7 @@ final class DiscoverCommand implements Callable<Integer> {
         host = new HostOptions(args);
         configOption = new ConfigOption(args);
         format = Format.valueOf(args.text(FORMAT).toLowerCase(Locale.ROOT));
-        sample = args.text(SAMPLE);
+        sample = Samples.requireKnown(args.text(SAMPLE));
     }
 
     @Override

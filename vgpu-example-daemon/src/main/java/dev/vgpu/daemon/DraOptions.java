@@ -37,8 +37,8 @@ final class DraOptions {
         }
     }
 
-    // The defaults of the DRA flags are applied in settings(), not by the table: a DRA flag counts as given only
-    // when it is on the command line (device-plugin mode refuses it then).
+    // --dra-driver's default is applied in settings(), not by the table: a table default would stand in front of
+    // VGPU_DRA_DRIVER. A default never counts as given (device-plugin mode refuses only flags on the command line).
     static final CliOption MODE = CliOption.value("--mode", "MODE", "device-plugin (the default) or dra: serve the"
             + " kubelet device-plugin API, or be a DRA kubelet plugin publishing ResourceSlices; overrides " + MODE_ENV
             + ".").withEnv(MODE_ENV);
@@ -46,11 +46,12 @@ final class DraOptions {
             + " subdomain of at most 63 characters; overrides " + DRIVER_ENV + " (default: gpu.vgpu.dev).")
             .withEnv(DRIVER_ENV);
     static final CliOption KUBELET_ROOT = CliOption.value("--kubelet-root", "DIR", "dra mode: the kubelet's root"
-            + " directory; plugins_registry/ and plugins/ are in it (default: /var/lib/kubelet).");
+            + " directory; plugins_registry/ and plugins/ are in it (default: ${DEFAULT}).")
+            .withDefault("/var/lib/kubelet");
     static final CliOption NODE_NAME = CliOption.value("--node-name", "NAME", "dra mode: this node's name, the pool of"
             + " its ResourceSlices; overrides " + NODE_ENV + " (required in dra mode).").withEnv(NODE_ENV);
     static final CliOption CDI_DIR = CliOption.value("--cdi-dir", "DIR", "dra mode: where the per-claim CDI specs are"
-            + " written (default: /var/run/cdi).");
+            + " written (default: ${DEFAULT}).").withDefault("/var/run/cdi");
     static final CliOption KUBECONFIG = CliOption.value("--kubeconfig", "FILE", "dra mode: the API server's kubeconfig;"
             + " overrides " + KUBECONFIG_ENV + " (default: the pod's service account, in-cluster).")
             .withEnv(KUBECONFIG_ENV);
@@ -60,21 +61,14 @@ final class DraOptions {
     static final List<CliOption> OPTIONS = CliCommand.join(List.of(MODE), DRA_ONLY);
 
     private final CliArgs args;
-    final String mode;
-    final String driver;
-    final Path kubeletRoot;
-    final String nodeName;
-    final Path cdiDir;
-    final Path kubeconfig;
+    private final Path kubeletRoot;
+    private final Path cdiDir;
 
     DraOptions(CliArgs args) {
         this.args = args;
-        mode = args.text(MODE);
-        driver = args.text(DRIVER);
         kubeletRoot = args.path(KUBELET_ROOT);
-        nodeName = args.text(NODE_NAME);
         cdiDir = args.path(CDI_DIR);
-        kubeconfig = args.path(KUBECONFIG);
+        args.path(KUBECONFIG); // converted now: a value that is not a path is a usage error before anything runs
     }
 
     /**
@@ -83,18 +77,20 @@ final class DraOptions {
      * @throws UsageError for an unknown flag value; {@link Refusal} for an unknown variable value
      */
     Mode mode(Map<String, String> env) {
-        String value = mode != null ? mode : env.get(MODE_ENV);
-        if (value == null || value.isBlank()) {
+        CliArgs.Given given = args.given(MODE, env);
+        if (given == null || given.value().isBlank()) {
             return Mode.DEVICE_PLUGIN;
         }
+        String value = given.value();
+        boolean flag = args.has(MODE);
         for (Mode m : Mode.values()) {
             if (m.text.equals(value.strip())) {
                 return m;
             }
         }
-        String message = "invalid " + (mode != null ? "--mode" : MODE_ENV) + " value \""
+        String message = "invalid " + given.origin() + " value \""
                 + dev.vgpu.core.internal.Printable.of(value, 80) + "\": use device-plugin or dra";
-        throw mode != null ? new UsageError(message) : new Refusal(message);
+        throw flag ? new UsageError(message) : new Refusal(message);
     }
 
     /** In device-plugin mode: a DRA flag given on the command line is refused, naming it. */
@@ -132,31 +128,32 @@ final class DraOptions {
             throw new UsageError("--device-plugin-dir is an option of device-plugin mode;"
                     + " in --mode dra the kubelet's directories come from --kubelet-root");
         }
-        String node = nodeName != null ? nodeName : env.get(NODE_ENV);
-        if (node == null || node.isBlank()) {
+        CliArgs.Given node = args.given(NODE_NAME, env);
+        if (node == null || node.value().isBlank()) {
             throw new Refusal("--mode dra needs this node's name: give --node-name or set "
                     + NODE_ENV + " (the manifests set it from the downward API, spec.nodeName)");
         }
-        String driverText = driver != null ? driver : env.getOrDefault(DRIVER_ENV, "");
+        CliArgs.Given driver = args.given(DRIVER, env);
         dev.vgpu.dra.DriverName name;
         try {
-            name = driverText.isBlank() ? dev.vgpu.dra.DriverName.DEFAULT : new dev.vgpu.dra.DriverName(
-                    driverText.strip());
+            name = driver == null || driver.value().isBlank() ? dev.vgpu.dra.DriverName.DEFAULT
+                    : new dev.vgpu.dra.DriverName(driver.value().strip());
         } catch (IllegalArgumentException e) {
-            throw new Refusal("invalid " + (driver != null ? "--dra-driver" : DRIVER_ENV)
-                    + " value: " + e.getMessage());
+            throw new Refusal("invalid " + driver.origin() + " value: " + e.getMessage());
         }
-        Optional<Path> config = Optional.ofNullable(kubeconfig);
-        if (config.isEmpty()) {
-            String fromEnv = env.get(KUBECONFIG_ENV);
-            if (fromEnv != null && !fromEnv.isBlank()) {
-                config = Optional.of(Path.of(fromEnv.strip()));
+        CliArgs.Given kubeconfig = args.given(KUBECONFIG, env);
+        Optional<Path> config = Optional.empty();
+        if (kubeconfig != null && !kubeconfig.value().isBlank()) {
+            Path file;
+            try {
+                file = Path.of(kubeconfig.value().strip());
+            } catch (java.nio.file.InvalidPathException e) {
+                throw new Refusal("invalid " + kubeconfig.origin() + " value: " + e.getMessage());
             }
+            HostOptions.requireReadableFile(kubeconfig.origin(), file,
+                    "the API server's address and credentials come from it");
+            config = Optional.of(file);
         }
-        String origin = kubeconfig != null ? "--kubeconfig" : KUBECONFIG_ENV;
-        config.ifPresent(file -> HostOptions.requireReadableFile(origin, file,
-                "the API server's address and credentials come from it"));
-        return new Settings(name, kubeletRoot != null ? kubeletRoot : Path.of("/var/lib/kubelet"), node.strip(),
-                cdiDir != null ? cdiDir : Path.of("/var/run/cdi"), config);
+        return new Settings(name, kubeletRoot, node.value().strip(), cdiDir, config);
     }
 }

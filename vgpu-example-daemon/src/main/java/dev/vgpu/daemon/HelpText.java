@@ -27,7 +27,7 @@ final class HelpText {
 
     /** The help of one command. */
     static String of(CliCommand command) {
-        List<String> synopsis = new ArrayList<>(List.of("[-hV]"));
+        List<String> synopsis = new ArrayList<>(List.of("[-h|-V]"));
         List<CliOption> sorted = sorted(command.options());
         for (CliOption option : sorted) {
             if (option.isFlag()) {
@@ -56,7 +56,7 @@ final class HelpText {
 
     /** The top-level help: the commands with their summaries, and a footer. */
     static String topLevel(String description, List<CliCommand> commands, String footer) {
-        StringBuilder help = new StringBuilder(synopsis("Usage: " + PROGRAM + " ", List.of("[-hV]", "[COMMAND]")));
+        StringBuilder help = new StringBuilder(synopsis("Usage: " + PROGRAM + " ", List.of("[-h|-V]", "[COMMAND]")));
         help.append(wrap(description, WIDTH)).append('\n');
         List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"help", "  -h, --help", HELP_TEXT});

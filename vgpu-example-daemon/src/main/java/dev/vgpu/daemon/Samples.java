@@ -59,12 +59,21 @@ final class Samples {
         }
     }
 
-    /** Writes a sample into a fresh temporary directory. */
-    static Materialized materialize(String name) throws IOException {
-        Consumer<SysfsTree> builder = BUILDERS.get(name);
-        if (builder == null) {
+    /**
+     * The name, when it is a sample's (or null); read with the command line, before anything runs.
+     *
+     * @throws UsageError naming the samples there are
+     */
+    static String requireKnown(String name) {
+        if (name != null && !BUILDERS.containsKey(name)) {
             throw new UsageError("unknown sample \"" + name + "\"; choose one of " + NAMES);
         }
+        return name;
+    }
+
+    /** Writes a sample into a fresh temporary directory. */
+    static Materialized materialize(String name) throws IOException {
+        Consumer<SysfsTree> builder = BUILDERS.get(requireKnown(name));
         Path root = Files.createTempDirectory("vgpu-sample-" + name + "-");
         SysfsTree tree = SysfsTree.at(root);
         builder.accept(tree);

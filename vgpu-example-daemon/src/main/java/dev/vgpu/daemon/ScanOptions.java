@@ -35,15 +35,11 @@ final class ScanOptions {
     static final List<CliOption> OPTIONS = List.of(HOST_ROOT, SOURCES, STATE_DIR);
 
     final Path hostRoot;
-    /** As given; null = not given (then the variable decides). */
-    final String sources;
-    /** As given; null = not given (then the variable decides), empty = off. */
-    final String stateDir;
+    private final CliArgs args;
 
     ScanOptions(CliArgs args) {
+        this.args = args;
         hostRoot = args.path(HOST_ROOT);
-        sources = args.text(SOURCES);
-        stateDir = args.text(STATE_DIR);
     }
 
     /** A state directory and where it was given, for messages ({@code --state-dir} or the variable). */
@@ -57,11 +53,12 @@ final class ScanOptions {
      * @throws Refusal when the value is not a path
      */
     Optional<StateDir> resolveStateDir(Map<String, String> env) {
-        String origin = stateDir != null ? "--state-dir" : STATE_ENV;
-        String value = stateDir != null ? stateDir : env.get(STATE_ENV);
-        if (value == null || value.isBlank()) {
+        CliArgs.Given given = args.given(STATE_DIR, env);
+        if (given == null || given.value().isBlank()) {
             return Optional.empty();
         }
+        String origin = given.origin();
+        String value = given.value();
         try {
             return Optional.of(new StateDir(Path.of(value.strip()), origin));
         } catch (java.nio.file.InvalidPathException e) {
@@ -75,8 +72,9 @@ final class ScanOptions {
      * @throws Refusal naming the first unknown source and those that exist
      */
     List<DeviceSource> resolveSources(Map<String, String> env) {
-        String origin = sources != null ? "--sources" : SOURCES_ENV;
-        String value = sources != null ? sources : env.get(SOURCES_ENV);
+        CliArgs.Given given = args.given(SOURCES, env);
+        String origin = given == null ? SOURCES_ENV : given.origin();
+        String value = given == null ? null : given.value();
         List<DeviceSource> all = DeviceSources.load();
         Set<String> wanted = new LinkedHashSet<>();
         if (value != null) {

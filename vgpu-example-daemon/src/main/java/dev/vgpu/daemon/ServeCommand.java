@@ -75,8 +75,8 @@ final class ServeCommand implements Callable<Integer> {
         rescanInterval = args.text(RESCAN_INTERVAL);
         metricsAddress = args.text(METRICS_ADDRESS);
         scanDeadline = args.text(SCAN_DEADLINE);
-        sample = args.text(SAMPLE);
-        failedScansLimit = args.integer(FAILED_SCANS, FailedScans.DEFAULT_LIMIT);
+        sample = Samples.requireKnown(args.text(SAMPLE));
+        failedScansLimit = args.integer(FAILED_SCANS);
     }
 
     @Override

@@ -116,7 +116,10 @@ public final class VgpuDaemon {
         if (command == KubeletCommand.COMMAND) {
             return new KubeletCommand(args, out);
         }
-        return new ServeCommand(args, environment);
+        if (command == ServeCommand.COMMAND) {
+            return new ServeCommand(args, environment);
+        }
+        throw new IllegalStateException("no command class for " + command.name());
     }
 
     /** The usage help of a command, or the top level's for null. */

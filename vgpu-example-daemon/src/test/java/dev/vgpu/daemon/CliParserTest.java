@@ -165,12 +165,12 @@ class CliParserTest {
 
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-        "-h              | Usage: vgpu-daemon [-hV] [COMMAND]",
-        "serve -h        | Usage: vgpu-daemon serve [-hV]",
-        "--host-root=/ -h | Usage: vgpu-daemon serve [-hV]",
-        "discover --help | Usage: vgpu-daemon discover [-hV]",
-        "demo -h         | Usage: vgpu-daemon demo [-hV]",
-        "kubelet -h      | Usage: vgpu-daemon kubelet [-hV] --device-plugin-dir=DIR",
+        "-h              | Usage: vgpu-daemon [-h|-V] [COMMAND]",
+        "serve -h        | Usage: vgpu-daemon serve [-h|-V]",
+        "--host-root=/ -h | Usage: vgpu-daemon serve [-h|-V]",
+        "discover --help | Usage: vgpu-daemon discover [-h|-V]",
+        "demo -h         | Usage: vgpu-daemon demo [-h|-V]",
+        "kubelet -h      | Usage: vgpu-daemon kubelet [-h|-V] --device-plugin-dir=DIR",
     })
     void helpPrintsTheUsageOfItsLevelToStdoutAndExitsZero(String args, String firstLine) {
         Result r = CliTest.run(args.split(" "));
@@ -252,7 +252,7 @@ class CliParserTest {
         assertThat(e.command()).isNull();
         Result r = CliTest.run("discovr");
         assertThat(r.code()).isEqualTo(2);
-        assertThat(r.err()).contains("Usage: vgpu-daemon [-hV] [COMMAND]", "Commands:");
+        assertThat(r.err()).contains("Usage: vgpu-daemon [-h|-V] [COMMAND]", "Commands:");
     }
 
     @Test
@@ -281,13 +281,30 @@ class CliParserTest {
     }
 
     @Test
+    void anOptionsVariableStandsInOnlyWhenTheFlagIsNotGivenAndSaysWhereTheValueCameFrom() {
+        Map<String, String> env = Map.of("VGPU_STATE_DIR", "/from/env");
+        CliArgs.Given fromEnv = parse("discover").args().given(ScanOptions.STATE_DIR, env);
+        assertThat(fromEnv).isEqualTo(new CliArgs.Given("/from/env", "VGPU_STATE_DIR"));
+        assertThat(parse("discover", "--state-dir=/flag").args().given(ScanOptions.STATE_DIR, env))
+                .isEqualTo(new CliArgs.Given("/flag", "--state-dir"));
+        // An empty flag is given: it turns the variable off.
+        assertThat(parse("discover", "--state-dir=").args().given(ScanOptions.STATE_DIR, env))
+                .isEqualTo(new CliArgs.Given("", "--state-dir"));
+        assertThat(parse("discover").args().given(ScanOptions.STATE_DIR, Map.of())).isNull();
+        // A row without a variable never reads the environment; a default is not "given".
+        assertThat(parse("discover").args().given(ScanOptions.HOST_ROOT, Map.of("VGPU_HOST_ROOT", "/x"))).isNull();
+    }
+
+    @Test
     void aTableDeclaringAnOptionTwiceOrAHelpOptionIsRejected() {
         CliOption a = CliOption.flag("--a", "A.");
         assertThatThrownBy(() -> new CliCommand("x", List.of("X."), List.of(a, a)))
                 .hasMessageContaining("--a is declared twice");
         assertThatThrownBy(() -> new CliCommand("x", List.of("X."), List.of(CliOption.flag("--help", "H."))))
-                .hasMessageContaining("--help");
+                .hasMessageContaining("--help belongs to every command already");
         assertThatThrownBy(() -> CliOption.value("-f", "F", "F.")).hasMessageContaining("--word");
+        assertThatThrownBy(() -> CliOption.value("--d", "D", "D.").withDefault("x"))
+                .hasMessageContaining("a default the help does not show");
     }
 
     @ParameterizedTest

@@ -1,6 +1,7 @@
 package dev.vgpu.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -134,7 +135,7 @@ class DeployManifestsTest {
         assertThat(parsed.request()).isEqualTo(CliParser.Request.RUN);
         assertThat(parsed.command().name()).as("the subcommand").isEqualTo(args.get(0));
         java.io.PrintWriter none = new java.io.PrintWriter(java.io.Writer.nullWriter());
-        assertThat(VgpuDaemon.command(parsed.args(), Map.of(), none, none)).isNotNull();
+        assertThatCode(() -> VgpuDaemon.command(parsed.args(), Map.of(), none, none)).doesNotThrowAnyException();
     }
 
     /** No deprecated field ({@code bases}, {@code patchesStrategicMerge}): kustomize v5 would warn on stderr. */

@@ -219,7 +219,11 @@ final class PciBus {
     private static final java.util.regex.Pattern PCIE_ROOT =
             java.util.regex.Pattern.compile("pci[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}");
 
-    /** True when the {@code driver} link leads to a directory: a dangling link means the driver is gone. */
+    /**
+     * True when the {@code driver} link leads to a directory: a dangling link means the driver is gone. Natively one
+     * {@code fstatat} by name; otherwise NIO with the function's cached child path ({@code AttributeFiles}' own NIO
+     * way would resolve a new one each time).
+     */
     static boolean driverPresent(Path deviceDir) {
         return AttributeFiles.readsNatively(deviceDir) ? AttributeFiles.isDirectory(deviceDir, "driver")
                 : Files.isDirectory(SysfsFiles.DRIVER.of(deviceDir));

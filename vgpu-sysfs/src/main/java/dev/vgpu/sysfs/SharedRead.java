@@ -53,7 +53,7 @@ record SharedRead<T>(T value, IOException failure) {
      * Answers a read once per key and scan: the first call reads, later calls (from any source of the scan) get
      * the same value or the same failure. Under {@link ScanScope#none()} every call reads.
      *
-     * @param key a record naming the read, private to this module, e.g. {@code new DriverLink(dir)}
+     * @param key a value naming the read (equal keys share one read), private to this module, e.g. a {@code PciBus.DriverLink}
      */
     static <T> T once(Host host, Object key, Reader<T> reader) throws IOException {
         SharedRead<T> outcome = host.scanScope().computeIfAbsent(key, k -> of(reader));

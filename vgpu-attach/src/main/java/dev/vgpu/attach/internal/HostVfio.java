@@ -54,19 +54,9 @@ public final class HostVfio {
      */
     public static Optional<String> vfioCdev(Path functionDir) {
         String best = null;
-        if (AttributeFiles.readsNatively(functionDir)) {
-            // Core's native listing: no Path per entry, and no fstat of the open directory as opendir(3) makes.
-            try {
-                for (String name : AttributeFiles.list(functionDir, "vfio-dev")) {
-                    best = lowerCdev(name, best);
-                }
-            } catch (IOException | RuntimeException e) {
-                return Optional.empty();
-            }
-            return Optional.ofNullable(best);
-        }
         String parent = functionDir.toString();
-        if (functionDir.getFileSystem() == FileSystems.getDefault() && !parent.isEmpty()) {
+        if (!AttributeFiles.readsNatively(functionDir) && functionDir.getFileSystem() == FileSystems.getDefault()
+                && !parent.isEmpty()) {
             // java.io lists names without a Path, a stream and its lock per entry; it answers null on any failure,
             // as the stream below fails, and leaves out "." and "..", which the name rule refuses anyway.
             String[] names = new File(parent + "/vfio-dev").list();
@@ -78,9 +68,11 @@ public final class HostVfio {
             }
             return Optional.ofNullable(best);
         }
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(functionDir.resolve("vfio-dev"))) {
-            for (Path entry : entries) {
-                best = lowerCdev(entry.getFileName().toString(), best);
+        // Core's listing: native where it runs (no Path per entry, and no fstat of the open directory as opendir(3)
+        // makes), else NIO's (another file system, such as a test's jimfs).
+        try {
+            for (String name : AttributeFiles.list(functionDir, "vfio-dev")) {
+                best = lowerCdev(name, best);
             }
         } catch (IOException | RuntimeException e) {
             return Optional.empty();

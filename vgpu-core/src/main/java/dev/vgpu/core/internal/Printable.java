@@ -38,11 +38,10 @@ public final class Printable {
         for (int i = 0; i < length; i++) {
             char c = text.charAt(i);
             if (Character.isHighSurrogate(c) && i + 1 < length && Character.isLowSurrogate(text.charAt(i + 1))) {
-                if (Character.getType(Character.toCodePoint(c, text.charAt(++i))) == Character.FORMAT) {
+                if (escapedCodePoint(Character.toCodePoint(c, text.charAt(++i)))) {
                     return false;
                 }
-            } else if (c == '\\' || c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029'
-                    || Character.isSurrogate(c) || Character.getType(c) == Character.FORMAT) {
+            } else if (c == '\\' || escapedChar(c)) {
                 return false;
             }
         }
@@ -72,7 +71,7 @@ public final class Printable {
             if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))
                     && i + 1 < end) {
                 int codePoint = Character.toCodePoint(c, text.charAt(++i));
-                if (Character.getType(codePoint) == Character.FORMAT) {
+                if (escapedCodePoint(codePoint)) {
                     out.append(String.format("\\U%08x", codePoint));
                 } else {
                     out.appendCodePoint(codePoint);
@@ -85,13 +84,23 @@ public final class Printable {
                 out.append("\\r");
             } else if (c == '\t') {
                 out.append("\\t");
-            } else if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029'
-                    || Character.isSurrogate(c) || Character.getType(c) == Character.FORMAT) {
+            } else if (escapedChar(c)) {
                 out.append(String.format("\\u%04x", (int) c));
             } else {
                 out.append(c);
             }
         }
         return end < text.length() ? out.append('…').toString() : out.toString();
+    }
+
+    /** A character {@link #of} escapes (besides the backslash): controls, line separators, lone surrogates, formats. */
+    private static boolean escapedChar(char c) {
+        return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029' || Character.isSurrogate(c)
+                || Character.getType(c) == Character.FORMAT;
+    }
+
+    /** A code point beyond the BMP that {@link #of} escapes: a format character (a language tag). */
+    private static boolean escapedCodePoint(int codePoint) {
+        return Character.getType(codePoint) == Character.FORMAT;
     }
 }

@@ -190,6 +190,11 @@ public final class AttributeFiles {
                 return names;
             }
         }
+        return listNio(dir);
+    }
+
+    /** The NIO way of {@link #list(Path)}, which the native reader falls back to. */
+    private static List<String> listNio(Path dir) throws IOException {
         List<String> names = new ArrayList<>();
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
             for (Path entry : entries) {
@@ -215,12 +220,12 @@ public final class AttributeFiles {
                 return names;
             }
         }
-        return list(dir.resolve(name));
+        return listNio(dir.resolve(name));
     }
 
     /**
      * {@link Files#isDirectory Files.isDirectory(path)}: true when {@code path} is a directory, links followed;
-     * false when it is anything else, missing, or cannot be asked. One {@code stat(2)} where the native reader runs,
+     * false when it is anything else, missing, or cannot be asked. One {@code fstatat(2)} where the native reader runs,
      * without the attribute objects NIO makes.
      */
     public static boolean isDirectory(Path path) {
@@ -252,7 +257,8 @@ public final class AttributeFiles {
     /**
      * {@link Files#exists Files.exists(dir.resolve(name), options)}: true when there is such a file; with
      * {@link java.nio.file.LinkOption#NOFOLLOW_LINKS} a link counts itself (a dangling one exists), otherwise links
-     * are followed. False when it is missing or cannot be asked. One {@code stat(2)} where the native reader runs.
+     * are followed. False when it is missing or cannot be asked. One {@code fstatat(2)} where the native reader runs
+     * (with {@code AT_SYMLINK_NOFOLLOW} for {@code NOFOLLOW_LINKS}, as {@code lstat}).
      *
      * @param name a relative path without {@code .} or {@code ..}, e.g. {@code sriov_totalvfs}
      */

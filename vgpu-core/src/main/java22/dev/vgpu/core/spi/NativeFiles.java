@@ -39,12 +39,14 @@ import org.slf4j.LoggerFactory;
  * <li>{@code st_size > 0} and at least {@code st_size} bytes read: an ordinary file, read to the size it had when it
  *     was opened (the request asks for more than that, so a file that grew meanwhile is read as far as it had grown
  *     by then, as a reader racing a writer sees it either way); a short read of such a file goes on reading.</li>
- * <li>{@code st_size} is the page size, {@code st_blocks} is 0 and the <em>first</em> read returned fewer bytes than
- *     a page: a sysfs (kernfs) text attribute, which reports a page as its size and has no blocks. The kernel makes
- *     such an attribute whole into one page at the first read and hands it out whole to a read that asks for at
- *     least a page (this one asks for 64 KiB + 1), so a short first read is the end. A binary attribute (PCI
- *     {@code config}) reports its real size and comes in page-sized reads, which the first rule ends; a regular file
- *     of one page that is all hole (no blocks) returns the whole page, never fewer bytes.</li>
+ * <li>{@code st_size} is the page size, {@code st_blocks} is 0, the <em>first</em> read returned fewer bytes than
+ *     a page and they end with a newline: a sysfs (kernfs) text attribute, which reports a page as its size and has
+ *     no blocks. The kernel makes such an attribute whole into one page at the first read and hands it out whole to
+ *     a read that asks for at least a page (this one asks for 64 KiB + 1), so a short first read is the end. A
+ *     binary attribute usually reports its real size (PCI {@code config}), which the first rule ends; one that
+ *     reports exactly a page and whose driver answers a first read short would be cut only if those bytes happened
+ *     to end with a newline, which is why the newline is asked for (the scan reads no binary attribute). A regular
+ *     file of one page that is all hole (no blocks) returns the whole page, never fewer bytes.</li>
  * <li>{@code st_size} 0 (procfs, cgroupfs, debugfs report no size): read until {@code read(2)} returns 0.</li>
  * </ul>
  * What the rule trusts is a file system that reports a page-sized, blockless file yet ends a first read early
@@ -62,9 +64,11 @@ import org.slf4j.LoggerFactory;
  * call under C1 (the daemon's manifest, no escape analysis), so only {@code openat} and {@code readlink}, whose
  * failures are common and answered by their kind (a missing optional attribute, an unbound function's absent
  * {@code driver} link), capture it on every call. {@code read} and {@code getdents64} fail rarely: they run without,
- * and only a call that failed is made again through a capturing handle to learn why (it consumed nothing, so that
- * is the same call; should it succeed the second time, its answer is taken). {@code fstat} and {@code fstatat} never
- * need the reason: a failure there is answered without it.
+ * and only a call that failed is made again through a capturing handle to learn why. That second call is a new read:
+ * on sysfs the kernel runs the attribute's show function again, so a failing attribute costs its driver two calls,
+ * and the second outcome, error or success, is the answer (a transient failure the second read no longer meets is
+ * read as a success, which the NIO way, reading once more on the caller's next scan, would give a scan later).
+ * {@code fstat} and {@code fstatat} never need the reason: a failure there is answered without it.
  *
  * <p>Threads: the method handles are immutable and shared. Each thread has its own {@link Scratch} (native
  * buffers, a byte array, the link names it has seen), used by one call at a time, since no call of this class
@@ -302,7 +306,8 @@ final class NativeFiles {
                 if (length > AttributeFiles.MAX_BYTES) {
                     throw new IOException(last(dir, name) + " is larger than " + AttributeFiles.MAX_BYTES + " bytes");
                 }
-                if ((size > 0 && length >= size) || (kernfsText && first && n < pageSize)) {
+                if ((size > 0 && length >= size)
+                        || (kernfsText && first && n < pageSize && s.data.get(ValueLayout.JAVA_BYTE, n - 1) == '\n')) {
                     break; // complete by the size fstat reported (class comment): no read that returns 0
                 }
             }
@@ -491,7 +496,7 @@ final class NativeFiles {
         long count = AttributeFiles.MAX_BYTES + 1 - length;
         try {
             long n = (long) read.invokeExact(fd, address, count);
-            // again, to learn why: a failed read consumed nothing, so the second call is the same call
+            // again, to learn why: a new read (class comment), whose outcome is the answer
             return n >= 0 ? n : (long) readErrno.invokeExact(s.state, fd, address, count);
         } catch (Throwable e) {
             throw failed(e);

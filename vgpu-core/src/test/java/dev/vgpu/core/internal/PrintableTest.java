@@ -43,10 +43,17 @@ class PrintableTest {
     void plainMeansNothingEscaped(String input, String escaped) {
         assertThat(Printable.isPlain(input)).isEqualTo(Printable.of(input, input.length()).equals(input))
                 .isEqualTo(input.equals(escaped));
-        for (String more : new String[] {"", "\ud83d\ude00 emoji pair", "lone \ud83d high", "lone \ude00 low",
-            "end high \ud83d", "x".repeat(300)}) {
-            assertThat(Printable.isPlain(more)).as(more).isEqualTo(Printable.of(more, more.length()).equals(more));
-        }
+    }
+
+    @ParameterizedTest(name = "[{index}] plain exactly when nothing is escaped")
+    @MethodSource("surrogatesAndLengths")
+    void plainMeansNothingEscapedForSurrogatesAndLongText(String text) {
+        assertThat(Printable.isPlain(text)).as(text).isEqualTo(Printable.of(text, text.length()).equals(text));
+    }
+
+    static Stream<String> surrogatesAndLengths() {
+        return Stream.of("", "\ud83d\ude00 emoji pair", "lone \ud83d high", "lone \ude00 low", "end high \ud83d",
+                "x".repeat(300));
     }
 
     @Test

@@ -159,18 +159,21 @@ class AttributeFilesTest {
     }
 
     /**
-     * A file that reports no size (procfs) is read until the read that returns 0: a sleeping {@code sleep}'s
+     * A file that reports no size (procfs) is read until the read that returns 0: a waiting {@code cat}'s
      * {@code smaps} is several pages that procfs hands out about a page a read, and its mappings do not change while
-     * it sleeps, so every mapping {@code maps} lists must be in the text, the last one included.
+     * it waits, so every mapping {@code maps} lists must be in the text, the last one included.
      */
     @Test
     void aFileWithoutASizeIsReadToItsEnd() throws Exception {
-        Process sleeping = new ProcessBuilder("sleep", "60").start();
+        Process cat = new ProcessBuilder("cat").start();
         try {
-            Path proc = Path.of("/proc", Long.toString(sleeping.pid()));
-            // Asleep ('S' after "(sleep) "): the loader has mapped everything, so maps and smaps list the same
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() ->
-                    Files.readString(proc.resolve("stat")).contains(") S "));
+            Path proc = Path.of("/proc", Long.toString(cat.pid()));
+            // Once cat echoes a line it has mapped everything and waits in read(2) on its stdin: maps and smaps list
+            // the same mappings until it is given more (no timer involved).
+            cat.getOutputStream().write("ready\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            cat.getOutputStream().flush();
+            assertThat(new java.io.BufferedReader(new java.io.InputStreamReader(cat.getInputStream(),
+                    java.nio.charset.StandardCharsets.US_ASCII)).readLine()).isEqualTo("ready");
             java.util.List<String> mappings = Files.readAllLines(proc.resolve("maps"));
             String smaps = AttributeFiles.read(proc.resolve("smaps"), ScanScope.fresh());
 
@@ -180,7 +183,7 @@ class AttributeFilesTest {
                     .containsExactlyElementsOf(mappings);
             assertThat(smaps).endsWith("\n");
         } finally {
-            sleeping.destroy();
+            cat.destroy();
         }
     }
 
