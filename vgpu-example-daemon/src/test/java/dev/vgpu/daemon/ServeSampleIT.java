@@ -33,9 +33,31 @@ class ServeSampleIT {
             assertThat(sample.getFileName().toString()).startsWith("vgpu-sample-h200-sriov-");
             assertThat(sample.resolve("sys/bus/pci/devices")).isDirectory();
 
+            assertThat(daemon.output()).doesNotContain("SIGHUP is ignored");
+
             daemon.process.destroy(); // SIGTERM
             assertThat(daemon.awaitExit(30)).as(daemon.output()).isZero();
             assertThat(sample).as("the sample host is deleted at exit").doesNotExist();
+        }
+    }
+
+    /**
+     * Started under {@code nohup}, the process inherits SIGHUP as ignored and the JVM keeps it so: the daemon says
+     * that rescans on SIGHUP are unavailable instead of installing a handler that is never called.
+     */
+    @Test
+    void aSighupInheritedAsIgnoredIsSaidToBeUnavailable() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("device-plugins"));
+        Path log = tmp.resolve("daemon.log");
+        Process process = new ProcessBuilder("nohup", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", DaemonProcess.jar().toString(), "dev.vgpu.daemon.VgpuDaemon", "serve", "--sample",
+                "h200-sriov", "--device-plugin-dir", dir.toString(), "--no-nvml", "--metrics-address", "")
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try (StandInKubelet kubelet = StandInKubelet.start(dir);
+             DaemonProcess daemon = DaemonProcess.wrap(process, log)) {
+            kubelet.await(Duration.ofSeconds(60), k -> k.streaming("nvidia.com/NVIDIA_H200X-1-18C"));
+            assertThat(daemon.output()).contains("WARN Signals - SIGHUP is ignored in this process (started under"
+                    + " nohup, or by a parent that ignores it); rescans on demand are unavailable");
         }
     }
 
