@@ -5,7 +5,6 @@ import dev.vgpu.core.spi.Scanner;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -20,9 +19,18 @@ final class DiscoverCommand implements Callable<Integer> {
     /** Output formats. */
     enum Format { table, json, kubevirt }
 
+    private static String[] formats() {
+        Format[] all = Format.values();
+        String[] names = new String[all.length];
+        for (int i = 0; i < all.length; i++) {
+            names[i] = all[i].name();
+        }
+        return names;
+    }
+
     static final CliOption FORMAT = CliOption.value("--format", "FORMAT", "table, json, or kubevirt: the"
             + " permittedHostDevices of the KubeVirt CR for what would be advertised (default: ${DEFAULT}).")
-            .withDefault("table").withChoices("table", "json", "kubevirt");
+            .withDefault(Format.table.name()).withChoices(formats());
     static final CliOption SAMPLE = CliOption.value("--sample", "NAME", "Scan a sample host bundled in the jar instead"
             + " of --host-root (no state directory is read for it): " + Samples.NAMES + ".");
     /** {@code discover}'s table. */
@@ -52,7 +60,7 @@ final class DiscoverCommand implements Callable<Integer> {
         scan = new ScanOptions(args);
         host = new HostOptions(args);
         configOption = new ConfigOption(args);
-        format = Format.valueOf(args.text(FORMAT).toLowerCase(Locale.ROOT));
+        format = Format.valueOf(args.text(FORMAT)); // the table's spelling: the parser hands a choice on as written
         sample = Samples.requireKnown(args.text(SAMPLE));
     }
 

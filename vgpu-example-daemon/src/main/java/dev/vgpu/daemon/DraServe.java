@@ -22,9 +22,6 @@ final class DraServe {
         RescanInterval interval = ServeCommand.rescanInterval(serve.rescanInterval,
                 env.get(ServeCommand.RESCAN_ENV));
         serve.host.requireNamedFiles();
-        if (serve.sample != null && serve.args.has(ScanOptions.HOST_ROOT)) {
-            throw new UsageError("--sample and --host-root: give one of them");
-        }
         if (serve.sample == null) {
             ServeCommand.requireDirectory("--host-root", serve.scan.hostRoot);
         }
@@ -39,10 +36,6 @@ final class DraServe {
         Optional<InetSocketAddress> metrics = ServeCommand.metricsAddress(serve.metricsAddress,
                 env.get(ServeCommand.METRICS_ENV));
         Duration deadline = ServeCommand.scanDeadline(serve.scanDeadline);
-        if (serve.failedScansLimit < 0) {
-            throw new UsageError("invalid --unhealthy-after-failed-scans value "
-                    + serve.failedScansLimit + ": a count of rounds, 0 or more (0 = never)");
-        }
         LiveConfig config = serve.configOption.load(env);
         DirectoryLock lock = lock(serve, stateDir);
         Samples.Materialized tree = null;

@@ -77,6 +77,14 @@ final class ServeCommand implements Callable<Integer> {
         scanDeadline = args.text(SCAN_DEADLINE);
         sample = Samples.requireKnown(args.text(SAMPLE));
         failedScansLimit = args.integer(FAILED_SCANS);
+        // What the command line alone decides, for both modes.
+        if (sample != null && args.has(ScanOptions.HOST_ROOT)) {
+            throw new UsageError("--sample and --host-root: give one of them");
+        }
+        if (failedScansLimit < 0) {
+            throw new UsageError("invalid --unhealthy-after-failed-scans value " + failedScansLimit
+                    + ": a count of rounds, 0 or more (0 = never)");
+        }
     }
 
     @Override
@@ -87,9 +95,6 @@ final class ServeCommand implements Callable<Integer> {
         dra.refuseInDevicePluginMode();
         RescanInterval interval = rescanInterval(rescanInterval, env.get(RESCAN_ENV));
         host.requireNamedFiles();
-        if (sample != null && args.has(ScanOptions.HOST_ROOT)) {
-            throw new UsageError("--sample and --host-root: give one of them");
-        }
         if (sample == null) {
             requireDirectory("--host-root", scan.hostRoot);
         }
@@ -101,10 +106,6 @@ final class ServeCommand implements Callable<Integer> {
         Optional<Path> stateDir = scan.resolveStateDir(env).map(this::prepareStateDirectory);
         Optional<InetSocketAddress> metrics = metricsAddress(metricsAddress, env.get(METRICS_ENV));
         Duration deadline = scanDeadline(scanDeadline);
-        if (failedScansLimit < 0) {
-            throw new UsageError("invalid --unhealthy-after-failed-scans value "
-                    + failedScansLimit + ": a count of rounds, 0 or more (0 = never)");
-        }
         LiveConfig config = configOption.load(env);
         DirectoryLock lock = lockDirectory(stateDir.orElse(devicePluginDir));
         Samples.Materialized tree = null;
