@@ -143,19 +143,12 @@ final class Daemon implements AutoCloseable {
             loop.close();
             plugins.close();
             nvml.close();
-            throw new java.io.UncheckedIOException("cannot listen on " + config.metricsAddress().get()
-                    + " for metrics and probes: " + e.getMessage(), e);
+            throw new CannotStart("cannot listen on " + config.metricsAddress().get() + " for metrics and probes: "
+                    + e.getMessage() + " (choose another --metrics-address, or an empty one to turn metrics off)", e);
         }
         Daemon daemon = new Daemon(nvml, plugins, loop, ops);
         created.accept(daemon);
-        ScanRounds.rescanOnHangup(metrics, live, loop, LOG);
-        LOG.info("first scan of the host");
-        try {
-            loop.runNow();
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            return daemon; // closed during start
-        }
-        if (daemon.isClosed()) {
+        if (!ScanRounds.firstScan(metrics, live, loop, daemon::isClosed, LOG)) {
             return daemon;
         }
         Snapshot first = loop.current();

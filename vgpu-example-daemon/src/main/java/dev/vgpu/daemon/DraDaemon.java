@@ -49,15 +49,6 @@ final class DraDaemon implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(DraDaemon.class);
 
-    /** A condition that stops DRA mode before it serves (an unusable kubeconfig, a socket that cannot be bound). */
-    static final class CannotStart extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        CannotStart(String message, Throwable cause) {
-            super(message, cause);
-        }
-    }
-
     /**
      * What DRA mode needs; as {@link Daemon.Config} without the device-plugin directory, with the DRA settings.
      *
@@ -183,15 +174,8 @@ final class DraDaemon implements AutoCloseable {
         DraDaemon daemon = new DraDaemon(nvml, client, plugin, slices, health, loop, ops);
         self.set(daemon);
         created.accept(daemon);
-        ScanRounds.rescanOnHangup(metrics, live, loop, LOG);
-        LOG.info("first scan of the host");
-        try {
-            loop.runNow();
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            return daemon; // closed during start
-        }
-        if (daemon.isClosed()) {
-            return daemon; // stopped during the first scan: nothing more to start
+        if (!ScanRounds.firstScan(metrics, live, loop, daemon::isClosed, LOG)) {
+            return daemon; // stopped during start: nothing more to start
         }
         Snapshot first = loop.current();
         LOG.info("DRA mode: {} devices of {} resources in node {}'s pool; {} devices skipped", first.deviceCount(),

@@ -37,49 +37,11 @@ final class DraServe {
                 env.get(ServeCommand.METRICS_ENV));
         Duration deadline = ServeCommand.scanDeadline(serve.scanDeadline);
         LiveConfig config = serve.configOption.load(env);
-        DirectoryLock lock = lock(serve, stateDir);
-        Samples.Materialized tree = null;
-        try {
-            tree = serve.sample == null ? null : Samples.materialize(serve.sample);
-            Samples.Materialized written = tree;
-            Path hostRoot = tree == null ? serve.scan.hostRoot : tree.root();
-            DraDaemon.start(new DraDaemon.Config(hostRoot, tree == null ? serve.host.loadPciIds()
-                    : Samples.pciIdsFor(serve.host), interval, serve.host, metrics, deadline, stateDir, config,
-                    serve.failedScansLimit, dra), daemon -> Shutdown.onStop(() -> {
-                        daemon.close();
-                        lock.close();
-                        if (written != null) {
-                            written.close();
-                        }
-                    }));
-        } catch (java.io.IOException e) {
-            lock.close();
-            throw new Refusal("--sample " + serve.sample + ": cannot write the sample host: "
-                    + e.getMessage());
-        } catch (DraDaemon.CannotStart e) {
-            lock.close();
-            if (tree != null) {
-                tree.close();
-            }
-            throw new Refusal(e.getMessage());
-        } catch (RuntimeException | Error e) {
-            lock.close();
-            if (tree != null) {
-                tree.close();
-            }
-            throw e;
-        }
+        DirectoryLock lock = ServeCommand.lock(stateDir, "is already using the state directory " + stateDir,
+                "one daemon per node");
+        serve.startOnHost(lock, (hostRoot, names, onStop) -> DraDaemon.start(new DraDaemon.Config(hostRoot, names,
+                interval, serve.host, metrics, deadline, stateDir, config, serve.failedScansLimit, dra),
+                daemon -> onStop.accept(daemon::close)));
         return ServeCommand.KEEP_RUNNING;
-    }
-
-    private static DirectoryLock lock(ServeCommand serve, Path dir) {
-        try {
-            return DirectoryLock.tryAcquire(dir).orElseThrow(() -> new Refusal(
-                    "another vgpu daemon is already using the state directory " + dir + " (it holds "
-                            + dir.resolve(DirectoryLock.FILE) + "); one daemon per node: stop the other one first"));
-        } catch (java.io.IOException e) {
-            throw new Refusal("cannot lock " + dir.resolve(DirectoryLock.FILE) + ": "
-                    + e.getMessage());
-        }
     }
 }

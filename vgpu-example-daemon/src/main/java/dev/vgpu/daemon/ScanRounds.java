@@ -52,12 +52,27 @@ final class ScanRounds {
      * A SIGHUP asks for a reload (read on the rescan thread, before the round it asks for) and a rescan. In place
      * before the first scan, so that a SIGHUP once "serving" is logged is never the JVM's default (an exit).
      */
-    static void rescanOnHangup(Metrics metrics, LiveConfig live, RescanLoop loop, Logger log) {
+    private static void rescanOnHangup(Metrics metrics, LiveConfig live, RescanLoop loop, Logger log) {
         Signals.onHangup(() -> {
             metrics.rescanRequested();
             live.requestReload();
             log.info("SIGHUP: rescanning now{}", loop.requestRescan() ? "" : " (a rescan is already waiting)");
         });
+    }
+
+    /**
+     * SIGHUP rescans from now on ({@link #rescanOnHangup}), then the first scan, on the caller's thread; false when
+     * the daemon was closed before or during it (nothing more to start).
+     */
+    static boolean firstScan(Metrics metrics, LiveConfig live, RescanLoop loop, BooleanSupplier closed, Logger log) {
+        rescanOnHangup(metrics, live, loop, log);
+        log.info("first scan of the host");
+        try {
+            loop.runNow();
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            return false; // closed during start
+        }
+        return !closed.getAsBoolean();
     }
 
     /**

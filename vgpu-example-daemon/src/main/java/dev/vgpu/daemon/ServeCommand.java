@@ -107,17 +107,33 @@ final class ServeCommand implements Callable<Integer> {
         Optional<InetSocketAddress> metrics = metricsAddress(metricsAddress, env.get(METRICS_ENV));
         Duration deadline = scanDeadline(scanDeadline);
         LiveConfig config = configOption.load(env);
-        DirectoryLock lock = lockDirectory(stateDir.orElse(devicePluginDir));
+        DirectoryLock lock = lock(stateDir.orElse(devicePluginDir), "is already serving " + devicePluginDir,
+                "two daemons on one device-plugin directory would replace each other's sockets");
+        startOnHost(lock, (hostRoot, names, onStop) -> Daemon.start(new Daemon.Config(hostRoot, devicePluginDir,
+                names, interval, host, metrics, deadline, stateDir, config, failedScansLimit),
+                daemon -> onStop.accept(daemon::close)));
+        return KEEP_RUNNING;
+    }
+
+    /** A mode's start on a host root: the daemon it starts hands {@code onStop} what closes it. */
+    interface HostStart {
+        void start(Path hostRoot, dev.vgpu.core.PciIds names, java.util.function.Consumer<Runnable> onStop);
+    }
+
+    /**
+     * Starts a mode on the host it serves (the sample host, written now, or {@code --host-root}) with its pci.ids
+     * names, holding {@code lock}. The stop hook is in place before the first scan, so a SIGTERM during start cleans
+     * up too: it closes the daemon, the lock and the sample host. A start that fails closes the lock and the sample
+     * host; a {@link CannotStart} becomes a {@link Refusal} with its message.
+     */
+    void startOnHost(DirectoryLock lock, HostStart start) {
         Samples.Materialized tree = null;
         try {
             tree = sample == null ? null : Samples.materialize(sample);
             Samples.Materialized written = tree;
-            Path hostRoot = tree == null ? scan.hostRoot : tree.root();
-            // The stop hook is in place before the first scan: a SIGTERM during start cleans up too.
-            Daemon.start(new Daemon.Config(hostRoot, devicePluginDir, tree == null ? host.loadPciIds()
-                    : Samples.pciIdsFor(host), interval, host, metrics, deadline, stateDir, config, failedScansLimit),
-                    daemon -> Shutdown.onStop(() -> {
-                        daemon.close();
+            start.start(tree == null ? scan.hostRoot : tree.root(), tree == null ? host.loadPciIds()
+                    : Samples.pciIdsFor(host), close -> Shutdown.onStop(() -> {
+                        close.run();
                         lock.close();
                         if (written != null) {
                             written.close();
@@ -125,23 +141,21 @@ final class ServeCommand implements Callable<Integer> {
                     }));
         } catch (java.io.IOException e) {
             lock.close();
-            throw new Refusal("--sample " + sample + ": cannot write the sample host: "
-                    + e.getMessage());
-        } catch (java.io.UncheckedIOException e) {
-            lock.close();
-            if (tree != null) {
-                tree.close();
-            }
-            throw new Refusal(e.getMessage() + " (choose another --metrics-address,"
-                    + " or an empty one to turn metrics off)");
+            throw new Refusal("--sample " + sample + ": cannot write the sample host: " + e.getMessage());
+        } catch (CannotStart e) {
+            closeAfterFailedStart(lock, tree);
+            throw new Refusal(e.getMessage());
         } catch (RuntimeException | Error e) {
-            lock.close();
-            if (tree != null) {
-                tree.close();
-            }
+            closeAfterFailedStart(lock, tree);
             throw e;
         }
-        return KEEP_RUNNING;
+    }
+
+    private static void closeAfterFailedStart(DirectoryLock lock, Samples.Materialized tree) {
+        lock.close();
+        if (tree != null) {
+            tree.close();
+        }
     }
 
     /**
@@ -205,15 +219,14 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     /**
-     * One daemon per node; a second one is refused (exit 2) before it touches any socket. The lock is in the state
-     * directory when there is one (the kubelet never empties it), else in the device-plugin directory.
+     * One daemon per node; a second one is refused (exit 2) before it touches any socket: "another vgpu daemon
+     * {@code what} (it holds the lock); {@code why}: stop the other one first". The lock is in the state directory
+     * when there is one (the kubelet never empties it), else in the device-plugin directory.
      */
-    private DirectoryLock lockDirectory(Path dir) {
+    static DirectoryLock lock(Path dir, String what, String why) {
         try {
-            return DirectoryLock.tryAcquire(dir).orElseThrow(() -> new Refusal(
-                    "another vgpu daemon is already serving " + devicePluginDir + " (it holds "
-                            + dir.resolve(DirectoryLock.FILE) + "); two daemons on one device-plugin directory"
-                            + " would replace each other's sockets: stop the other one first"));
+            return DirectoryLock.tryAcquire(dir).orElseThrow(() -> new Refusal("another vgpu daemon " + what
+                    + " (it holds " + dir.resolve(DirectoryLock.FILE) + "); " + why + ": stop the other one first"));
         } catch (java.io.IOException e) {
             throw new Refusal("cannot lock " + dir.resolve(DirectoryLock.FILE) + ": "
                     + e.getMessage());
