@@ -8,7 +8,7 @@
  */
 module dev.vgpu.deviceplugin {
     requires transitive dev.vgpu.core;
-    requires dev.vgpu.attach;
+    requires transitive dev.vgpu.attach;
     requires transitive dev.vgpu.kubelet;
     requires org.slf4j;
     requires io.grpc;

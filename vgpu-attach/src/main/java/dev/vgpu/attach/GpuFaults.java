@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * VFs, and, when every XID of it named a GPU instance, only the devices on those instances (a device whose source
  * knows no instance is covered whatever the instance: the safe side). A counted XID (re)starts the quiet period; when
  * it has passed, the {@link Probe} is asked, on the lane, whether the GPU still answers: if it does, the fault is
- * cleared; if not, it stays and the probe is asked again after {@link #retryDelay}. A quiet period of zero means
+ * cleared; if not, it stays and the probe is asked again after the quiet period, at most a minute later. A quiet period of zero means
  * faults never recover by themselves.
  * <pre>{@code
  * GpuFaults faults = new GpuFaults(context, lane, nvml::checkGpu, Duration.ofMinutes(5), this::advertised,
@@ -50,7 +50,7 @@ public final class GpuFaults {
 
     private static final Logger LOG = LoggerFactory.getLogger(GpuFaults.class);
     /** The longest wait before a GPU that did not answer is asked again. */
-    public static final Duration LONGEST_RETRY = Duration.ofMinutes(1);
+    static final Duration LONGEST_RETRY = Duration.ofMinutes(1);
     private static final Pattern VIRTFN = Pattern.compile("virtfn[0-9]{1,5}");
 
     /** The serial context that owns the faults: runs posted tasks one at a time, in order, now or later. */
@@ -129,7 +129,7 @@ public final class GpuFaults {
     }
 
     /** Whether the device is the function {@code gpu} or a device on it (its parent is {@code gpu}). */
-    public static boolean belongsTo(Device device, PciAddress gpu) {
+    private static boolean belongsTo(Device device, PciAddress gpu) {
         return device.parent().map(gpu::equals).orElse(false)
                 || device.pciAddress().map(gpu::equals).orElse(false);
     }
@@ -236,7 +236,7 @@ public final class GpuFaults {
     }
 
     /** How long to wait before asking a GPU that did not answer again: the quiet period, at most a minute. */
-    public Duration retryDelay() {
+    private Duration retryDelay() {
         return quiet.compareTo(LONGEST_RETRY) < 0 ? quiet : LONGEST_RETRY;
     }
 

@@ -88,8 +88,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         this.scheduler = b.scheduler.orElseGet(() -> defaultScheduler(threads));
         this.context = new SerialContext("device-plugin state", scheduler);
         this.faultLane = new SerialContext("GPU fault listing", scheduler);
-        GpuProbe probe = b.gpuProbe;
-        this.faults = new GpuFaults(context, faultLane, probe::check, b.gpuRecovery,
+        this.faults = new GpuFaults(context, faultLane, b.gpuProbe, b.gpuRecovery,
                 () -> plugins.values().stream().flatMap(p -> p.advertised().devices().stream()).toList(),
                 this::applyGpuFaults);
         // One event loop and one call executor for every plugin server and the kubelet client.
@@ -198,7 +197,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
      * Marks unhealthy every device whose parent is {@code gpu} (its VFs and mdevs) and the device that is
      * {@code gpu} itself, and the devices on its SR-IOV VFs (an mdev whose parent is a VF of {@code gpu}), until
      * {@link #markGpuHealthy} or, with a recovery period ({@link Builder#gpuFaultRecovery}), until that long has passed
-     * without another mark and the {@link GpuProbe} says the GPU answers. Devices added later on that GPU start
+     * without another mark and the {@link GpuFaults.Probe} says the GPU answers. Devices added later on that GPU start
      * unhealthy too. Meant for NVML XID events; may be called from any thread, and returns at once: the GPU's VFs are
      * listed in sysfs on the manager's fault lane, then the marks reach the plugins in the order they were made.
      */
@@ -367,7 +366,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         private Optional<ThreadFactory> threads = Optional.empty();
         private InstantSource clock = InstantSource.system();
         private Duration gpuRecovery = Duration.ZERO;
-        private GpuProbe gpuProbe = GpuProbe.TRUSTING;
+        private GpuFaults.Probe gpuProbe = GpuFaults.Probe.TRUSTING;
 
         private Builder() {
         }
@@ -378,7 +377,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
          * period, at most a minute later). Zero (the default) never recovers. The period can change later
          * ({@link #recoverGpuFaultsAfter}); it runs on the {@link #scheduler}'s time.
          */
-        public Builder gpuFaultRecovery(Duration quiet, GpuProbe probe) {
+        public Builder gpuFaultRecovery(Duration quiet, GpuFaults.Probe probe) {
             gpuRecovery = GpuFaults.requireQuiet(quiet);
             gpuProbe = Objects.requireNonNull(probe, "probe");
             return this;

@@ -388,10 +388,7 @@ public final class RecoveringNvml implements AutoCloseable {
         if (closed) {
             return Optional.of("NVML has been closed");
         }
-        if (firstAttemptDone.getCount() > 0) {
-            return Optional.of("NVML is " + BEING_LOADED);
-        }
-        return current.checkGpu(gpu);
+        return current.checkGpu(gpu); // until the first attempt ends: unavailable, "being loaded"
     }
 
     /**

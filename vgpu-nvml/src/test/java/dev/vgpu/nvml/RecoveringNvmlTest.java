@@ -29,6 +29,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -397,7 +399,7 @@ class RecoveringNvmlTest {
     /**
      * The resolver waits for the first attempt: a name asked for during the first scan is NVML's, never "being
      * loaded". The asking thread must be seen waiting before the attempt runs; a resolver that did not wait would
-     * end instead, and the await below would time out.
+     * have answered already, which {@code isNotDone} below refuses.
      */
     @Test
     void theResolverWaitsForTheFirstAttemptInTheBackground() throws Exception {
@@ -405,13 +407,15 @@ class RecoveringNvmlTest {
         ExecutorService asker = Executors.newSingleThreadExecutor();
         try (RecoveringNvml nvml = RecoveringNvml.openInBackground(Optional.of(NvmlStub.library()), tasks::add)) {
             // The asker thread owns nothing but this one call; the test thread runs the attempt.
-            Thread[] askerThread = new Thread[1];
+            AtomicReference<Thread> askerThread = new AtomicReference<>();
             Future<VgpuTypeNames> names = asker.submit(() -> {
-                askerThread[0] = Thread.currentThread();
+                askerThread.set(Thread.currentThread());
                 return nvml.vgpuTypeResolver().supportedTypes(GPU0);
             });
-            await().atMost(PATIENCE).until(() -> askerThread[0] != null
-                    && askerThread[0].getState() == Thread.State.WAITING);
+            // Parked on the first attempt's latch, not idle in the executor (which parks on its queue).
+            await().atMost(PATIENCE).until(() -> askerThread.get() != null
+                    && askerThread.get().getState() == Thread.State.WAITING
+                    && String.valueOf(LockSupport.getBlocker(askerThread.get())).contains("CountDownLatch"));
             assertThat(names).isNotDone();
 
             tasks.get(0).run();

@@ -58,7 +58,7 @@ public final class HostVfio {
         if (!AttributeFiles.readsNatively(functionDir) && functionDir.getFileSystem() == FileSystems.getDefault()
                 && !parent.isEmpty()) {
             // java.io lists names without a Path, a stream and its lock per entry; it answers null on any failure,
-            // as the stream below fails, and leaves out "." and "..", which the name rule refuses anyway.
+            // as the listing below fails, and leaves out "." and "..", which the name rule refuses anyway.
             String[] names = new File(parent + "/vfio-dev").list();
             if (names == null) {
                 return Optional.empty();

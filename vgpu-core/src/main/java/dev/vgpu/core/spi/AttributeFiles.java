@@ -44,7 +44,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>Why it lives in core: both the sysfs sources (discovery, rechecks) and the device-plugin adapter (Allocate,
  * health) read host files, and the adapter must not depend on the built-in sources (that would put them on every
- * consumer's service path). The reader knows files, not sysfs semantics; parsing stays with the modules.
+ * consumer's service path). The reader knows files, not sysfs semantics; parsing stays with the modules. Its one
+ * file-system fact: the native reader ends a kernfs text attribute at its short first read (docs/BUILD.md, "The
+ * native reader's reads").
  *
  * <p>How: on Java 22 and later, on the default file system, the native reader of this jar's multi-release classes
  * ({@code openat(2)} with {@code O_NONBLOCK}, {@code fstat(2)} of the descriptor, {@code read(2)} into a reused

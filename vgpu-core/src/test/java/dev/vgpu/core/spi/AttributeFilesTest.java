@@ -159,6 +159,27 @@ class AttributeFilesTest {
     }
 
     /**
+     * Real kernfs text attributes (this machine's {@code /sys}, which every Linux host and CI runner mounts) read
+     * whole: each reports a page as its size and no blocks, so the native reader stops at its short first read, and the
+     * text must be exactly what a read to the end gives (NIO's). Run again against the packaged jar on Java 22+,
+     * where the native reader answers.
+     */
+    @Test
+    void realSysfsTextAttributesReadWholeAsAReadToTheEndGivesThem() throws Exception {
+        java.util.List<Path> attributes = new java.util.ArrayList<>(java.util.List.of(
+                Path.of("/sys/devices/system/cpu/online"), Path.of("/sys/devices/system/cpu/possible")));
+        try (var functions = Files.list(Path.of("/sys/bus/pci/devices"))) {
+            functions.limit(8).forEach(f -> attributes.addAll(java.util.List.of(f.resolve("vendor"),
+                    f.resolve("uevent"), f.resolve("modalias"))));
+        }
+        for (Path attribute : attributes) {
+            assertThat(Files.size(attribute)).as("%s reports a page", attribute).isEqualTo(4096);
+            assertThat(AttributeFiles.read(attribute, ScanScope.fresh())).as(attribute.toString())
+                    .isEqualTo(new String(Files.readAllBytes(attribute), java.nio.charset.StandardCharsets.US_ASCII));
+        }
+    }
+
+    /**
      * A file that reports no size (procfs) is read until the read that returns 0: a waiting {@code cat}'s
      * {@code smaps} is several pages that procfs hands out about a page a read, and its mappings do not change while
      * it waits, so every mapping {@code maps} lists must be in the text, the last one included.
