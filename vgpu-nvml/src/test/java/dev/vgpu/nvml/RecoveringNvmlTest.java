@@ -359,7 +359,7 @@ class RecoveringNvmlTest {
             assertThat(nvml.available()).isFalse();
             assertThat(nvml.description()).isEqualTo("NVML not in use: " + RecoveringNvml.BEING_LOADED);
             assertThat(nvml.retry()).as("nothing to add to the attempt under way").isFalse();
-            assertThat(nvml.checkGpu(GPU0)).contains("NVML is " + RecoveringNvml.BEING_LOADED);
+            assertThat(nvml.checkGpu(GPU0)).contains("NVML not in use: " + RecoveringNvml.BEING_LOADED);
             nvml.watchXids(fast, recorder);
             nvml.onRecovery(recoveries::incrementAndGet);
             assertThat(calls(stub, "nvmlInit_v2")).as("no native call before the attempt runs").isZero();
