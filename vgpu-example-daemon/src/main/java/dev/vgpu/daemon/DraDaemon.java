@@ -135,53 +135,56 @@ final class DraDaemon implements AutoCloseable {
                     + ", CDI specs in --cdi-dir " + dra.cdiDir() + ", the checkpoint in --state-dir "
                     + config.stateDir() + "): " + causes(e), e);
         }
-        SlicePublisher slices = SlicePublisher.builder(client, dra.driver(), dra.nodeName()).observer(draMetrics)
-                .start();
-        DraHealth health = new DraHealth(handovers, config.hostRoot(), nvml::checkGpu,
-                live.xidPolicy().recoverAfter(), unhealthy -> {
-                    // The same set becomes the slices' taints and the kubelet's health stream.
-                    slices.health(unhealthy.keySet());
-                    plugin.health(unhealthy);
-                }).start();
-        live.onXidPolicy(policy -> {
-            nvml.ignoreXids(policy.ignored());
-            health.recoverAfter(policy.recoverAfter());
-        });
-        FailedScans failedScans = new FailedScans(metrics, config.failedScansLimit());
-        // Each snapshot: Prepare's devices (stored at once), then the slices and the health checks (posted).
-        RescanLoop loop = ScanRounds.loop(scanner, (next, plan) -> {
-            plugin.apply(next, plan);
-            slices.publish(next);
-            health.apply(next);
-        }, config.interval(), failedScans, live, nvml);
-        rescans.set(loop);
-        Optional<OpsServer> ops;
+        // What is started from here on is closed again, newest first, when the start fails before the daemon owns it.
+        List<AutoCloseable> opened = new ArrayList<>(List.of(nvml, client, plugin));
+        DraDaemon daemon;
         try {
-            ops = config.metricsAddress().isEmpty() ? Optional.empty() : Optional.of(OpsServer.start(
-                    config.metricsAddress().get(), metrics,
-                    () -> ScanRounds.liveness(loop, config.scanDeadline(), failedScans),
-                    () -> readiness(plugin, slices)));
+            SlicePublisher slices = SlicePublisher.builder(client, dra.driver(), dra.nodeName()).observer(draMetrics)
+                    .start();
+            opened.add(slices);
+            DraHealth health = new DraHealth(handovers, config.hostRoot(), nvml::checkGpu,
+                    live.xidPolicy().recoverAfter(), unhealthy -> {
+                        // The same set becomes the slices' taints and the kubelet's health stream.
+                        slices.health(unhealthy.keySet());
+                        plugin.health(unhealthy);
+                    }).start();
+            opened.add(health);
+            live.onXidPolicy(policy -> {
+                nvml.ignoreXids(policy.ignored());
+                health.recoverAfter(policy.recoverAfter());
+            });
+            FailedScans failedScans = new FailedScans(metrics, config.failedScansLimit());
+            // Each snapshot: Prepare's devices (stored at once), then the slices and the health checks (posted).
+            RescanLoop loop = ScanRounds.loop(scanner, (next, plan) -> {
+                plugin.apply(next, plan);
+                slices.publish(next);
+                health.apply(next);
+            }, config.interval(), failedScans, live, nvml);
+            opened.add(loop);
+            rescans.set(loop);
+            Optional<OpsServer> ops = config.metricsAddress().isEmpty() ? Optional.empty() : Optional.of(
+                    OpsServer.start(config.metricsAddress().get(), metrics,
+                            () -> ScanRounds.liveness(loop, config.scanDeadline(), failedScans),
+                            () -> readiness(plugin, slices)));
+            daemon = new DraDaemon(nvml, client, plugin, slices, health, loop, ops);
         } catch (IOException e) {
-            loop.close();
-            health.close();
-            slices.close();
-            plugin.close();
-            client.close();
-            nvml.close();
+            closeNewestFirst(opened);
             throw new CannotStart("cannot listen on " + config.metricsAddress().get() + " for metrics and probes: "
                     + e.getMessage() + " (choose another --metrics-address, or an empty one to turn metrics off)", e);
+        } catch (RuntimeException | Error e) {
+            closeNewestFirst(opened);
+            throw e;
         }
-        DraDaemon daemon = new DraDaemon(nvml, client, plugin, slices, health, loop, ops);
         self.set(daemon);
         created.accept(daemon);
         if (!ScanRounds.firstScan(metrics, live, loop, daemon::isClosed, LOG)) {
             return daemon; // stopped during start: nothing more to start
         }
-        Snapshot first = loop.current();
+        Snapshot first = daemon.loop.current();
         LOG.info("DRA mode: {} devices of {} resources in node {}'s pool; {} devices skipped", first.deviceCount(),
                 first.resources().size(), dra.nodeName(), first.skipped().size());
-        ScanRounds.afterFirstScan(config.interval(), live, nvml, loop, metrics, health::markGpuUnhealthy, daemon::isClosed,
-                LOG);
+        ScanRounds.afterFirstScan(config.interval(), live, nvml, daemon.loop, metrics, daemon.health::markGpuUnhealthy,
+                daemon::isClosed, LOG);
         return daemon;
     }
 
@@ -196,6 +199,17 @@ final class DraDaemon implements AutoCloseable {
             }
         }
         return messages.isEmpty() ? "no reason given" : String.join(": ", messages);
+    }
+
+    /** Closes what a failed start opened, newest first; a failure to close is logged, not thrown. */
+    private static void closeNewestFirst(List<AutoCloseable> opened) {
+        for (int i = opened.size() - 1; i >= 0; i--) {
+            try {
+                opened.get(i).close();
+            } catch (Exception e) {
+                LOG.warn("Closing after a failed start: {}", e.toString());
+            }
+        }
     }
 
     /** Per resource: devices by health; registered = the kubelet accepted the plugin; serving while running. */

@@ -63,12 +63,14 @@ final class DraOptions {
     private final CliArgs args;
     private final Path kubeletRoot;
     private final Path cdiDir;
+    /** {@code --kubeconfig} as given, converted with the command line; null when not given. */
+    private final Path kubeconfigFlag;
 
     DraOptions(CliArgs args) {
         this.args = args;
         kubeletRoot = args.path(KUBELET_ROOT);
         cdiDir = args.path(CDI_DIR);
-        args.path(KUBECONFIG); // converted now: a value that is not a path is a usage error before anything runs
+        kubeconfigFlag = args.path(KUBECONFIG);
     }
 
     /**
@@ -120,8 +122,9 @@ final class DraOptions {
     /**
      * The DRA settings: flags over the environment over defaults.
      *
-     * @throws Refusal when the node name is missing or the driver name is not a DNS subdomain, naming the flag or
-     *                 variable
+     * @throws UsageError when {@code --device-plugin-dir} is given (an option of the other mode)
+     * @throws Refusal     when the node name is missing, the driver name is not a DNS subdomain or the kubeconfig
+     *                     cannot be read, naming the flag or variable
      */
     Settings settings(Map<String, String> env) {
         if (args.has(ServeCommand.DEVICE_PLUGIN_DIR)) {
@@ -146,9 +149,9 @@ final class DraOptions {
         if (kubeconfig != null && !kubeconfig.value().isBlank()) {
             Path file;
             try {
-                file = Path.of(kubeconfig.value().strip());
+                file = args.has(KUBECONFIG) ? kubeconfigFlag : Path.of(kubeconfig.value().strip());
             } catch (java.nio.file.InvalidPathException e) {
-                throw new Refusal("invalid " + kubeconfig.origin() + " value: " + e.getMessage());
+                throw new Refusal("invalid " + KUBECONFIG_ENV + " value: " + e.getMessage());
             }
             HostOptions.requireReadableFile(kubeconfig.origin(), file,
                     "the API server's address and credentials come from it");

@@ -68,8 +68,7 @@ final class DaemonProcess implements AutoCloseable {
      * is linked from ({@link #runtimeJdk()}): the manifest's flags are that JDK's.
      */
     static DaemonProcess startAsManifest(Path log, String... args) throws IOException {
-        return start(runtimeJdk().resolve("bin/java"), manifestJvmOptions(), java.util.Map.of(), jar().toString(), log,
-                args);
+        return startAsManifest(java.util.Map.of(), log, args);
     }
 
     /** The same with these environment variables added. */
