@@ -177,7 +177,7 @@ final class DraDaemon implements AutoCloseable {
         }
         self.set(daemon);
         created.accept(daemon);
-        if (!ScanRounds.firstScan(metrics, live, loop, daemon::isClosed, LOG)) {
+        if (!ScanRounds.firstScan(metrics, live, daemon.loop, daemon::isClosed, LOG)) {
             return daemon; // stopped during start: nothing more to start
         }
         Snapshot first = daemon.loop.current();
