@@ -65,12 +65,12 @@ final class ClaimCalls {
                     answer = call.get();
                 } catch (RuntimeException e) {
                     LOG.error("A DRA call failed", e);
+                    heard.preparedClaims(preparer.preparedCount()); // before the answer: the caller sees it counted
                     failed.run();
                     observer.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
                     return;
-                } finally {
-                    heard.preparedClaims(preparer.preparedCount());
                 }
+                heard.preparedClaims(preparer.preparedCount());
                 observer.onNext(answer);
                 observer.onCompleted();
             });

@@ -177,12 +177,13 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
      */
     @Override
     public void close() {
-        if (health != null) {
-            // First: open health streams would keep the DRA server from terminating.
-            health.close();
-        }
+        // No new calls first, then the open health streams end (they would keep the DRA server from terminating); a
+        // stream the kubelet reopens in between is refused by the server, not left open.
         registrationServer.shutdown();
         draServer.shutdown();
+        if (health != null) {
+            health.close();
+        }
         claimsThread.shutdown();
         try {
             registrationServer.awaitTermination(5, TimeUnit.SECONDS);

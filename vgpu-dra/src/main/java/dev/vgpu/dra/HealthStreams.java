@@ -40,7 +40,10 @@ final class HealthStreams implements AutoCloseable {
     /** The longest message the kubelet keeps. */
     static final int MAX_MESSAGE = 1024;
 
-    /** One open stream of either API version. Called on the health thread only. */
+    /**
+     * One open stream of either API version. Called on the health thread only, but for {@link #complete} of a stream
+     * opened after the health thread stopped, which its opener ends.
+     */
     interface Sink {
         /** Whether flow control lets a message go now. */
         boolean ready();
@@ -78,12 +81,21 @@ final class HealthStreams implements AutoCloseable {
 
     /** A stream the kubelet opened: it gets the list at once. Any thread. */
     void open(Sink sink) {
-        post(() -> {
+        boolean taken = post(() -> {
             pendingBySink.put(sink, true);
             LOG.info("The kubelet watches device health ({}); {} stream(s) open", sink.describe(),
                     pendingBySink.size());
             flush(sink, reports());
         });
+        if (!taken) {
+            // Closed: the stream ends now, on the opener's thread (no health thread is left to own it), instead of
+            // waiting for a list that never comes.
+            try {
+                sink.complete();
+            } catch (RuntimeException e) {
+                LOG.debug("Ending a health stream opened after close: {}", e.toString());
+            }
+        }
     }
 
     /** A stream that flow control lets go again. Any thread. */
@@ -143,11 +155,14 @@ final class HealthStreams implements AutoCloseable {
         Threads.stop(thread, Duration.ofSeconds(5));
     }
 
-    private void post(Runnable task) {
+    /** False when the health thread has stopped and the task was dropped. */
+    private boolean post(Runnable task) {
         try {
             thread.execute(task);
+            return true;
         } catch (RejectedExecutionException e) {
             LOG.debug("Health update after close ignored");
+            return false;
         }
     }
 
