@@ -65,7 +65,10 @@ record KubeletView(List<Registration> registrations, Map<String, List<DeviceStat
             } else if (!now.equals(was)) {
                 lines.add(name + ": " + listChange(was, now));
             }
-            if (before.streaming.contains(name) && !streaming.contains(name)) {
+            // A list can only arrive over an open stream: one that arrived since the last view on a stream that is
+            // not open now came over a stream that ended in between, even if this view never saw it open.
+            boolean hadStream = before.streaming.contains(name) || (now != null && !now.equals(was));
+            if (hadStream && !streaming.contains(name)) {
                 lines.add(name + ": its ListAndWatch stream ended");
             }
         }

@@ -53,6 +53,15 @@ class KubeletViewTest {
     }
 
     @Test
+    void aStreamThatOpenedAndEndedBetweenTwoViewsIsStillSaidToHaveEnded() {
+        KubeletView registered = view(List.of(REGISTER), null, false);
+        KubeletView listedAndEnded = view(List.of(REGISTER), List.of(device("0000:1b:00.4", "Healthy")), false);
+        assertThat(listedAndEnded.changesSince(registered)).containsExactly(
+                R + ": 1 device, 1 healthy: 0000:1b:00.4 Healthy (NUMA node 0)", R + ": its ListAndWatch stream ended");
+        assertThat(listedAndEnded.changesSince(listedAndEnded)).isEmpty();
+    }
+
+    @Test
     void aRestartedViewPrintsTheNextRegistrationAndListAsNew() {
         KubeletView before = view(List.of(REGISTER), List.of(device("0000:1b:00.4", "Healthy")), true);
         KubeletView after = view(List.of(REGISTER, REGISTER), List.of(device("0000:1b:00.4", "Healthy")), true);

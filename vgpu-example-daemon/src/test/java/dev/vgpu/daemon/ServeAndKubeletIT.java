@@ -111,6 +111,8 @@ class ServeAndKubeletIT {
                     kubeletArgs)) {
                 Awaitility.await().atMost(WAIT).until(() -> get(port, "/readyz").statusCode() == 200);
                 assertThat(again.output()).contains("register " + P118 + ":");
+                // Ready means registered; the device list comes over the stream the kubelet opens after that.
+                Awaitility.await().atMost(WAIT).until(() -> again.output().contains(P118 + ": 2 devices, 2 healthy"));
                 // One WARN per disappearance (the restart's and the stop's), one INFO per return.
                 assertThat(count(serve.output(), "kubelet.sock is gone")).as(serve.output())
                         .isEqualTo(count(serve.output(), "kubelet.sock is back")).isBetween(1, 2);
