@@ -1,5 +1,6 @@
 package dev.vgpu.deviceplugin;
 
+import dev.vgpu.attach.DeviceHealth;
 import dev.vgpu.core.Device;
 import dev.vgpu.kubelet.api.v1beta1.ListAndWatchResponse;
 import dev.vgpu.kubelet.api.v1beta1.NUMANode;
@@ -149,50 +150,5 @@ record AdvertisedDevices(List<Device> devices, Map<String, DeviceHealth> health)
     List<String> withoutNumaNodeWhenMixed() {
         List<String> without = devices.stream().filter(d -> d.numaNode().isEmpty()).map(Device::id).toList();
         return without.size() < devices.size() ? without : List.of();
-    }
-
-    /**
-     * Runtime health of one device.
-     *
-     * @param groupNodePresent whether {@code /dev/vfio/<group>} exists under the host root
-     * @param gpuFault         whether its GPU reported a fault (XID)
-     * @param identityChange   what changed since it was advertised, as its source says; empty when nothing did
-     */
-    record DeviceHealth(boolean groupNodePresent, boolean gpuFault, String identityChange) {
-        boolean healthy() {
-            return groupNodePresent && !gpuFault && identityChange.isEmpty();
-        }
-
-        /**
-         * Why the device is unhealthy, in words for a log line: {@code /dev/vfio/41 is gone}, {@code its GPU reported
-         * a critical XID}, or what its source says changed; several joined by "; ".
-         *
-         * @param group the device's IOMMU group, when it has one
-         */
-        String why(java.util.Optional<String> group) {
-            List<String> reasons = new java.util.ArrayList<>();
-            if (!groupNodePresent) {
-                reasons.add(group.map(g -> "/dev/vfio/" + g).orElse("its VFIO group node") + " is gone");
-            }
-            if (gpuFault) {
-                reasons.add("its GPU reported a critical XID");
-            }
-            if (!identityChange.isEmpty()) {
-                reasons.add(identityChange);
-            }
-            return reasons.isEmpty() ? "healthy" : String.join("; ", reasons);
-        }
-
-        DeviceHealth withGroupNodePresent(boolean present) {
-            return new DeviceHealth(present, gpuFault, identityChange);
-        }
-
-        DeviceHealth withGpuFault(boolean faulty) {
-            return new DeviceHealth(groupNodePresent, faulty, identityChange);
-        }
-
-        DeviceHealth withIdentityChange(String change) {
-            return new DeviceHealth(groupNodePresent, gpuFault, change);
-        }
     }
 }

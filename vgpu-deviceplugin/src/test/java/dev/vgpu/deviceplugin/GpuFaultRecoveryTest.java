@@ -175,7 +175,7 @@ class GpuFaultRecoveryTest {
         host.removeGroupNode(41);
         clock.forward(poll);
         assertThat(manager.inContext(manager::faultyGpus)).as("the XID has recovered").isEmpty();
-        assertThat(health(H200, GPU.toString())).isEqualTo(new AdvertisedDevices.DeviceHealth(false, false, ""));
+        assertThat(health(H200, GPU.toString())).isEqualTo(new dev.vgpu.attach.DeviceHealth(false, false, ""));
         host.addGroupNode(41);
         clock.forward(poll);
         assertThat(healthy(H200, GPU.toString())).isTrue();
@@ -183,12 +183,12 @@ class GpuFaultRecoveryTest {
         // The other way round: the node comes back while the XID's quiet period runs.
         host.removeGroupNode(41);
         clock.forward(poll);
-        assertThat(health(H200, GPU.toString())).isEqualTo(new AdvertisedDevices.DeviceHealth(false, false, ""));
+        assertThat(health(H200, GPU.toString())).isEqualTo(new dev.vgpu.attach.DeviceHealth(false, false, ""));
         host.addGroupNode(41);
         clock.forward(poll.minusSeconds(30));
         mark(GPU, OptionalInt.empty(), "critical XID 48");
         clock.forward(Duration.ofSeconds(30)); // the poll sees the node; 30 s of the XID's minute have passed
-        assertThat(health(H200, GPU.toString())).isEqualTo(new AdvertisedDevices.DeviceHealth(true, true, ""));
+        assertThat(health(H200, GPU.toString())).isEqualTo(new dev.vgpu.attach.DeviceHealth(true, true, ""));
         clock.forward(QUIET);
         assertThat(healthy(H200, GPU.toString())).isTrue();
     }
@@ -275,7 +275,7 @@ class GpuFaultRecoveryTest {
         return settled(() -> manager.plugin(resource).advertised().isHealthy(id));
     }
 
-    private AdvertisedDevices.DeviceHealth health(dev.vgpu.core.ResourceName resource, String id) {
+    private dev.vgpu.attach.DeviceHealth health(dev.vgpu.core.ResourceName resource, String id) {
         return settled(() -> manager.plugin(resource).advertised().health().get(id));
     }
 

@@ -1,5 +1,6 @@
 package dev.vgpu.dra;
 
+import dev.vgpu.attach.DeviceHealth;
 import dev.vgpu.attach.GpuFaults;
 import dev.vgpu.attach.Handovers;
 import dev.vgpu.core.Device;
@@ -31,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * identity changed ({@link Handovers#groupNodePresent}, {@link Handovers#recheck}, asked every
  * {@link #CHECK_EVERY} and after every new snapshot), and the XIDs NVML reports, with the device plugin's policy
  * ({@link GpuFaults}: a GPU's VFs and mdevs, GPU-instance scoping, recovery after {@code health.xid.recoverAfter}).
- * One log line per device whose health changes, saying why.
+ * One log line per device whose health changes, saying every reason that holds, in the device plugin's words
+ * ({@link DeviceHealth#why}).
  *
  * <p>Threads: one thread ({@code vgpu-dra-health}) owns everything below the configuration: the snapshot, the last
  * check's problems, the GPU faults and their timers, and it alone reads the host for the checks and the VF listing
@@ -52,9 +54,14 @@ public final class DraHealth implements AutoCloseable {
     private final GpuFaults faults;
 
     // Owned by `thread`.
-    private Snapshot snapshot = Snapshot.empty();
-    /** Device id to why it failed its last check ("" = passed); only devices of the snapshot. */
-    private Map<String, String> problems = Map.of();
+    /**
+     * The devices to check; null until the first {@link #apply}. No verdict is told before that: an empty one from a
+     * timer that fired before a slow first scan would clear a restarted publisher's kept taints and make the health
+     * stream call every device healthy before it was checked.
+     */
+    private Snapshot snapshot;
+    /** Device id to what its last check found (its group node and identity; no GPU fault); only the snapshot's. */
+    private Map<String, DeviceHealth> checked = Map.of();
     /** Device id to the reason it was last reported unhealthy for, as published. */
     private Map<String, String> reported = Map.of();
     /** The verdicts last told to {@code unhealthy} (id → why); written by the thread, read by any (metrics). */
@@ -149,43 +156,40 @@ public final class DraHealth implements AutoCloseable {
     }
 
     private Collection<Device> devices() {
+        if (snapshot == null) {
+            return List.of();
+        }
         return snapshot.resources().values().stream().flatMap(r -> r.devices().stream()).toList();
     }
 
-    /** On the thread: reads the host for every device, then publishes. */
+    /** On the thread: reads the host for every device, then publishes (nothing before the first snapshot). */
     private void check() {
-        Map<String, String> next = new TreeMap<>();
+        if (snapshot == null) {
+            return;
+        }
+        Map<String, DeviceHealth> next = new TreeMap<>();
         Map<String, Boolean> groups = new TreeMap<>();
         for (Device device : devices()) {
-            String problem = "";
-            if (device.iommuGroup().isPresent()) {
-                String group = device.iommuGroup().get();
-                if (!groups.computeIfAbsent(group, handovers::groupNodePresent)) {
-                    problem = "its VFIO group node /dev/vfio/" + group + " is gone";
-                }
-            }
-            if (problem.isEmpty()) {
-                DeviceCheck now = handovers.recheck(device);
-                if (!now.unchanged()) {
-                    problem = "it was " + now.was() + " when advertised and is now " + now.now();
-                }
-            }
-            next.put(device.id(), problem);
+            boolean present = device.iommuGroup().map(g -> groups.computeIfAbsent(g, handovers::groupNodePresent))
+                    .orElse(true);
+            DeviceCheck now = handovers.recheck(device);
+            next.put(device.id(), new DeviceHealth(present, false, now.unchanged() ? "" : now.describe(device.id())));
         }
-        problems = next;
+        checked = next;
         publish();
     }
 
     /** On the thread: the unhealthy set from the last check and the GPU faults; logged and told when it changed. */
     private void publish() {
+        if (snapshot == null) {
+            return; // an XID before the first snapshot: told with the first check, which asks the faults again
+        }
         Map<String, String> now = new TreeMap<>();
         for (Device device : devices()) {
-            String problem = problems.getOrDefault(device.id(), "");
-            if (problem.isEmpty() && faults.faulty(device)) {
-                problem = "its GPU reported a critical XID";
-            }
-            if (!problem.isEmpty()) {
-                now.put(device.id(), problem);
+            DeviceHealth health = checked.getOrDefault(device.id(), DeviceHealth.HEALTHY)
+                    .withGpuFault(faults.faulty(device));
+            if (!health.healthy()) {
+                now.put(device.id(), health.why(device.iommuGroup()));
             }
         }
         for (Map.Entry<String, String> e : now.entrySet()) {
@@ -195,7 +199,7 @@ public final class DraHealth implements AutoCloseable {
             }
         }
         for (String id : reported.keySet()) {
-            if (!now.containsKey(id) && problems.containsKey(id)) {
+            if (!now.containsKey(id) && checked.containsKey(id)) {
                 LOG.info("DRA device {} is healthy again (was: {}); its taint is removed", id, reported.get(id));
             }
         }

@@ -135,8 +135,9 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
 
     /**
      * Reports exactly the devices with these ids as unhealthy on the {@code DRAResourceHealth} stream from now on,
-     * every other device of the snapshot as healthy: the ids {@link SlicePublisher#health} takes. Does nothing unless
-     * the plugin serves the stream ({@link Builder#healthStream}). Any thread; returns at once.
+     * every other device of the snapshot as healthy: the ids {@link SlicePublisher#health} takes. Until the first call
+     * the stream reports every device as unknown. Does nothing unless the plugin serves the stream
+     * ({@link Builder#healthStream}). Any thread; returns at once.
      */
     public void health(Set<String> unhealthyIds) {
         Objects.requireNonNull(unhealthyIds, "unhealthyIds");
@@ -283,7 +284,8 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         /**
          * Whether the plugin also serves {@code v1} and {@code v1alpha1} {@code DRAResourceHealth} on its DRA socket
          * and lists them in GetInfo after the {@code DRAPlugin} versions (off unless set): every open stream gets the
-         * health of every device at once, on each change ({@link DraPlugin#health}, a new snapshot) and every 10 s.
+         * health of every device at once, on each change ({@link DraPlugin#health}, a new snapshot) and every 10 s;
+         * every device is unknown until the first {@link DraPlugin#health}, so a plugin with this on should call it.
          */
         public Builder healthStream(boolean value) {
             healthStream = value;

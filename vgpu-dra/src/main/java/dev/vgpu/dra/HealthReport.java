@@ -6,9 +6,12 @@ package dev.vgpu.dra;
  *
  * @param pool           the pool (the node name)
  * @param device         the device's name in the pool, e.g. {@code pci-0000-1b-00-4}
- * @param healthy        healthy or unhealthy (this driver never reports unknown: it knows every device it lists)
+ * @param status         unknown until the plugin's first health verdict, then healthy or unhealthy
  * @param updatedSeconds Unix seconds of the report
  * @param message        empty for a healthy device
  */
-record HealthReport(String pool, String device, boolean healthy, long updatedSeconds, String message) {
+record HealthReport(String pool, String device, Status status, long updatedSeconds, String message) {
+
+    /** The three states of the kubelet's {@code HealthStatus}, in its order. */
+    enum Status { UNKNOWN, HEALTHY, UNHEALTHY }
 }

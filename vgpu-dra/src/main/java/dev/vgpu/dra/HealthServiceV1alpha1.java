@@ -39,7 +39,7 @@ final class HealthServiceV1alpha1 extends DRAResourceHealthGrpc.DRAResourceHealt
                 NodeWatchResourcesResponse.Builder message = NodeWatchResourcesResponse.newBuilder();
                 devices.forEach(d -> message.addDevices(DeviceHealth.newBuilder()
                         .setDevice(DeviceIdentifier.newBuilder().setPoolName(d.pool()).setDeviceName(d.device()))
-                        .setHealth(d.healthy() ? HealthStatus.HEALTHY : HealthStatus.UNHEALTHY)
+                        .setHealth(status(d.status()))
                         .setLastUpdatedTime(d.updatedSeconds()).setMessage(d.message())));
                 call.onNext(message.build());
             }
@@ -57,5 +57,13 @@ final class HealthServiceV1alpha1 extends DRAResourceHealthGrpc.DRAResourceHealt
         call.setOnCancelHandler(() -> streams.closed(sink));
         call.setOnReadyHandler(() -> streams.ready(sink));
         streams.open(sink);
+    }
+
+    private static HealthStatus status(HealthReport.Status status) {
+        return switch (status) {
+            case UNKNOWN -> HealthStatus.UNKNOWN;
+            case HEALTHY -> HealthStatus.HEALTHY;
+            case UNHEALTHY -> HealthStatus.UNHEALTHY;
+        };
     }
 }

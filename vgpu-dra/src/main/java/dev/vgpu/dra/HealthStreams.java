@@ -20,9 +20,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The kubelet's {@code DRAResourceHealth} streams of one plugin (docs/DRA.md §2): each open stream gets the health
  * of every device of the current snapshot when it opens, after every change (of the unhealthy ids or of the device
- * list) and again every {@code refresh} (the kubelet takes a device it has not heard of for 30 s as unknown). A
- * device is unhealthy when its id is in the map last given to {@link #health}, with that map's reason as the
- * message (at most {@value #MAX_MESSAGE} characters, as the kubelet keeps), healthy otherwise.
+ * list) and again every {@code refresh} (the kubelet takes a device it has not heard of for 30 s as unknown). Until
+ * the first {@link #health} every device is {@code UNKNOWN} (its message says it is not checked yet): a restarted
+ * plugin must not call a faulty device healthy before its checks have run. After it, a device is unhealthy when its
+ * id is in the map last given to {@link #health}, with that map's reason as the message (at most
+ * {@value #MAX_MESSAGE} characters, as the kubelet keeps), healthy otherwise.
  *
  * <p>Threads: the one health thread ({@value #THREAD_NAME}) owns the open streams, the unhealthy ids and the
  * device names last sent; gRPC's threads (a stream opened, ready, cancelled) and the plugin's callers
@@ -37,6 +39,8 @@ final class HealthStreams implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HealthStreams.class);
     /** The message of an unhealthy device given without a reason. */
     static final String UNHEALTHY_MESSAGE = "marked unhealthy by the vgpu daemon's health checks (its log says why)";
+    /** The message of every device before the first verdict. */
+    static final String UNKNOWN_MESSAGE = "not checked yet: the vgpu daemon's first health check has not run";
     /** The longest message the kubelet keeps. */
     static final int MAX_MESSAGE = 1024;
 
@@ -62,8 +66,8 @@ final class HealthStreams implements AutoCloseable {
     private final ScheduledThreadPoolExecutor thread;
     // Health thread only.
     private final Map<Sink, Boolean> pendingBySink = new HashMap<>();
-    /** Unhealthy device id → its message. */
-    private Map<String, String> unhealthy = Map.of();
+    /** Unhealthy device id → its message; null until the first verdict. */
+    private Map<String, String> unhealthy;
     private List<String> sentNames = List.of();
 
     /** The health thread's name, unless a caller's factory names it. */
@@ -169,7 +173,7 @@ final class HealthStreams implements AutoCloseable {
     private void sendAll(boolean changed) {
         List<HealthReport> reports = reports();
         if (changed) {
-            long count = reports.stream().filter(r -> !r.healthy()).count();
+            long count = reports.stream().filter(r -> r.status() == HealthReport.Status.UNHEALTHY).count();
             LOG.debug("Device health to {} stream(s): {} device(s), {} unhealthy", pendingBySink.size(),
                     reports.size(), count);
         }
@@ -214,8 +218,11 @@ final class HealthStreams implements AutoCloseable {
         long now = clock.instant().getEpochSecond();
         List<HealthReport> reports = new ArrayList<>();
         snapshot.get().resources().values().forEach(r -> r.devices().forEach(d -> {
-            String message = unhealthy.get(d.id());
-            reports.add(new HealthReport(pool, DeviceNames.of(d), message == null, now, message == null ? "" : message));
+            String name = DeviceNames.of(d);
+            String message = unhealthy == null ? UNKNOWN_MESSAGE : unhealthy.getOrDefault(d.id(), "");
+            HealthReport.Status status = unhealthy == null ? HealthReport.Status.UNKNOWN
+                    : message.isEmpty() ? HealthReport.Status.HEALTHY : HealthReport.Status.UNHEALTHY;
+            reports.add(new HealthReport(pool, name, status, now, message));
         }));
         reports.sort(Comparator.comparing(HealthReport::device));
         return reports;

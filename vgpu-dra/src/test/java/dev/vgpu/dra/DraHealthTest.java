@@ -86,6 +86,23 @@ class DraHealthTest {
     }
 
     @Test
+    void nothingIsToldBeforeTheFirstSnapshotNotEvenAnXid() throws Exception {
+        List<Map<String, String>> early = new CopyOnWriteArrayList<>();
+        try (DraHealth fresh = new DraHealth(Handovers.forHost(host.host(), sources), host.root(),
+                GpuFaults.Probe.TRUSTING, Duration.ZERO, early::add)) {
+            fresh.checkNow(); // the timer firing before a slow first scan
+            fresh.markGpuUnhealthy(PciAddress.parse(PASSTHROUGH), OptionalInt.empty(), "XID 79");
+            fresh.awaitIdle();
+            assertThat(early).as("no verdict before the first snapshot").isEmpty();
+            assertThat(fresh.unhealthyIds()).isEmpty();
+
+            fresh.apply(scan());
+            fresh.awaitIdle();
+            assertThat(early).containsExactly(Map.of(PASSTHROUGH, "its GPU reported a critical XID"));
+        }
+    }
+
+    @Test
     void aGoneGroupNodeOrAReconfiguredVfIsUnhealthyUntilTheHostIsBack() throws Exception {
         host.removeGroupNode(41).configureVf(VF5, 1155);
         health.checkNow();
@@ -95,8 +112,8 @@ class DraHealthTest {
         health.checkNow();
         assertThat(unhealthy()).isEmpty();
         assertThat(told).extracting(Map::keySet).containsExactly(Set.of(), Set.of(PASSTHROUGH, VF5), Set.of());
-        assertThat(told.get(1).get(PASSTHROUGH)).isEqualTo("its VFIO group node /dev/vfio/41 is gone");
-        assertThat(told.get(1).get(VF5)).startsWith("it was ").contains("when advertised and is now");
+        assertThat(told.get(1).get(PASSTHROUGH)).isEqualTo("/dev/vfio/41 is gone");
+        assertThat(told.get(1).get(VF5)).startsWith("device " + VF5 + " was ").contains("when advertised and is now");
     }
 
     @Test
@@ -110,6 +127,13 @@ class DraHealthTest {
         health.checkNow();
         assertThat(unhealthy()).as("a host check does not clear an XID").containsExactlyInAnyOrder(VF4, VF5, UUID);
         assertThat(told.get(told.size() - 1)).containsEntry(UUID, "its GPU reported a critical XID");
+
+        // Every reason that holds is told, in the device plugin's words and order.
+        host.removeGroupNode(100);
+        health.checkNow();
+        health.awaitIdle();
+        assertThat(told.get(told.size() - 1)).containsEntry(VF4, "/dev/vfio/100 is gone; its GPU reported a critical"
+                + " XID").containsEntry(VF5, "its GPU reported a critical XID");
     }
 
     @Test

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The kubelet's {@code DRAResourceHealth} streams (docs/DRA.md §2) over real unix sockets, on the harness's node
  * (a passthrough H200, two L40S VF vGPUs, a T4 mdev): GetInfo lists both health versions after the DRAPlugin ones;
- * each stream gets the full list at once, on every change of the unhealthy ids or of the snapshot, and again while
+ * every device is UNKNOWN until the first verdict; each stream gets the full list at once, on every change of the unhealthy ids or of the snapshot, and again while
  * nothing changes; both versions carry the same; closing the plugin ends the streams and the health thread.
  */
 class HealthStreamTest {
@@ -79,15 +79,20 @@ class HealthStreamTest {
         Instant before = Instant.now();
         var watch = node.kubelet.watchHealth(node.plugin.draSocket());
 
+        // Before the first verdict: every device UNKNOWN, saying why (a restart must not call a faulty device healthy).
         NodeWatchResourcesResponse first = watch.next();
-        assertThat(health(first)).isEqualTo(allHealthyBut());
+        Map<String, HealthStatus> unknown = new TreeMap<>();
+        ALL.forEach(name -> unknown.put(name, HealthStatus.UNKNOWN));
+        assertThat(health(first)).isEqualTo(unknown);
         assertThat(first.getDevicesList()).extracting(d -> d.getDevice().getDeviceName()).isSorted();
         assertThat(first.getDevices(0).getLastUpdatedTime())
                 .isBetween(before.getEpochSecond(), Instant.now().getEpochSecond());
-        assertThat(first.getDevicesList()).allMatch(d -> d.getMessage().isEmpty());
+        assertThat(first.getDevicesList()).allMatch(d -> d.getMessage().equals(HealthStreams.UNKNOWN_MESSAGE));
 
         node.plugin.health(Set.of("0000:1b:00.4"));
         NodeWatchResourcesResponse second = watch.next();
+        assertThat(second.getDevicesList()).filteredOn(d -> d.getHealth() == HealthStatus.HEALTHY)
+                .hasSize(ALL.size() - 1).allMatch(d -> d.getMessage().isEmpty());
         assertThat(health(second)).isEqualTo(allHealthyBut(DraHarness.VF));
         DeviceHealth vf = second.getDevicesList().stream()
                 .filter(d -> d.getDevice().getDeviceName().equals(DraHarness.VF)).findFirst().orElseThrow();
@@ -99,6 +104,18 @@ class HealthStreamTest {
 
         node.plugin.health(Set.of());
         assertThat(health(watch.next())).isEqualTo(allHealthyBut());
+    }
+
+    @Test
+    void aFirstVerdictOfNoFaultsMakesEveryDeviceHealthy() throws Exception {
+        var watch = node.kubelet.watchHealth(node.plugin.draSocket());
+        assertThat(health(watch.next()).values()).containsOnly(HealthStatus.UNKNOWN);
+
+        node.plugin.health(Set.of());
+        assertThat(health(watch.next())).isEqualTo(allHealthyBut());
+        node.plugin.health(Map.of()); // the same verdict again: no message
+        node.plugin.health(Set.of(DraHarness.UUID));
+        assertThat(health(watch.next())).isEqualTo(allHealthyBut(DraHarness.MDEV));
     }
 
     @Test
@@ -175,6 +192,7 @@ class HealthStreamTest {
         assertThat(HealthStreams.REFRESH).as("inside the kubelet's 30 s").isLessThan(Duration.ofSeconds(30));
         node.stop();
         node.start(b -> b.healthStream(true).healthRefresh(Duration.ofMillis(20)).healthThreads(threads));
+        node.plugin.health(Set.of());
         var watch = node.kubelet.watchHealth(node.plugin.draSocket());
 
         for (int i = 0; i < 3; i++) {
