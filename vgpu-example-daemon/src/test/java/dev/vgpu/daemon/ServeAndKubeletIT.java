@@ -110,7 +110,8 @@ class ServeAndKubeletIT {
             try (DaemonProcess again = DaemonProcess.start(DaemonProcess.jar().toString(), tmp.resolve("again.log"),
                     kubeletArgs)) {
                 Awaitility.await().atMost(WAIT).until(() -> get(port, "/readyz").statusCode() == 200);
-                assertThat(again.output()).contains("register " + P118 + ":");
+                // The kubelet command prints a Register from its own loop, after serve may have heard the answer.
+                Awaitility.await().atMost(WAIT).until(() -> again.output().contains("register " + P118 + ":"));
                 // Ready means registered; the device list comes over the stream the kubelet opens after that.
                 Awaitility.await().atMost(WAIT).until(() -> again.output().contains(P118 + ": 2 devices, 2 healthy"));
                 // One WARN per disappearance (the restart's and the stop's), one INFO per return.

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -81,7 +82,9 @@ class ServeEndToEndIT {
                     Duration.ofNanos(System.nanoTime() - changed).toMillis());
             assertThat(kubelet.registrations()).extracting(Registration::resourceName).contains(P371);
             assertThat(kubelet.listUpdates(WHOLE_GPU)).as("the passthrough stream got nothing").isEqualTo(passthroughLists);
-            assertThat(daemon.output()).contains("Updated " + P118, "Added " + P371, "Removed " + P235);
+            // Logged after the lists go out (and the edits may straddle two rounds): awaited, not asserted at once.
+            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> daemon.output().contains("Updated " + P118)
+                    && daemon.output().contains("Added " + P371) && daemon.output().contains("Removed " + P235));
 
             daemon.process.destroy(); // SIGTERM
             long stop = System.nanoTime();
