@@ -218,9 +218,11 @@ public final class SlicePublisher implements AutoCloseable {
             nodeUid = found.getMetadata().getUid();
         }
         List<ResourceSlice> existing = new ArrayList<>(listOurs());
-        Set<String> tainting = healthHeard ? unhealthy : withPublishedTaints(existing);
+        // Before the first health verdict the published taints stand (read once per round, for both uses).
+        Map<String, String> published = healthHeard ? Map.of() : publishedTaints(existing);
+        Set<String> tainting = healthHeard ? unhealthy : idsNamed(published.keySet());
         List<List<SliceDevice>> wanted = ResourceSlices.devices(driver, snapshot, tainting);
-        updateTaintTimes(wanted, existing);
+        updateTaintTimes(wanted, published);
         existing.sort(Comparator.comparing(s -> s.getMetadata().getName()));
         long generation = Math.max(lastGeneration,
                 existing.stream().mapToLong(SliceObjects::generation).max().orElse(0));
@@ -290,11 +292,16 @@ public final class SlicePublisher implements AutoCloseable {
         status = new Status(wanted.size(), next, devices, null);
     }
 
-    /** Before the first health verdict: the devices of the snapshot whose published entries carry the taint. */
-    private Set<String> withPublishedTaints(List<ResourceSlice> existing) {
-        Set<String> names = new HashSet<>();
+    /** The device names whose published entries carry the unhealthy taint, each with its {@code timeAdded}. */
+    private Map<String, String> publishedTaints(List<ResourceSlice> existing) {
+        Map<String, String> times = new HashMap<>();
         String key = SliceTaint.unhealthy(driver).key();
-        existing.forEach(slice -> names.addAll(SliceObjects.taintTimes(slice, key).keySet()));
+        existing.forEach(slice -> SliceObjects.taintTimes(slice, key).forEach(times::putIfAbsent));
+        return times;
+    }
+
+    /** The ids of the snapshot's devices with these names. */
+    private Set<String> idsNamed(Set<String> names) {
         Set<String> ids = new HashSet<>();
         DeviceNames.index(snapshot).forEach((name, device) -> {
             if (names.contains(name)) {
@@ -306,24 +313,20 @@ public final class SlicePublisher implements AutoCloseable {
 
     /**
      * Every wanted tainted device keeps the time its taint was first published; healthy ones lose it. Until the first
-     * health verdict, a device this publisher has no time for takes the one its published slice carries (a restarted
-     * daemon keeps the time the fault was first seen); after it, a new taint is new (a device that recovered and
-     * faulted again while the write that untainted it failed gets a new time), so it takes now.
+     * health verdict, a device this publisher has no time for takes the one its published slice carries
+     * ({@code published}: a restarted daemon keeps the time the fault was first seen); after it ({@code published}
+     * empty), a new taint is new (a device that recovered and faulted again while the write that untainted it failed
+     * gets a new time), so it takes now.
      */
-    private void updateTaintTimes(List<List<SliceDevice>> wanted, List<ResourceSlice> existing) {
+    private void updateTaintTimes(List<List<SliceDevice>> wanted, Map<String, String> published) {
         Set<String> tainted = new HashSet<>();
         wanted.forEach(part -> part.stream().filter(d -> !d.taints().isEmpty()).forEach(d -> tainted.add(d.name())));
         taintedSince.keySet().retainAll(tainted);
-        if (!healthHeard) {
-            String key = SliceTaint.unhealthy(driver).key();
-            for (ResourceSlice slice : existing) {
-                SliceObjects.taintTimes(slice, key).forEach((name, time) -> {
-                    if (tainted.contains(name)) {
-                        taintedSince.putIfAbsent(name, time);
-                    }
-                });
+        published.forEach((name, time) -> {
+            if (tainted.contains(name)) {
+                taintedSince.putIfAbsent(name, time);
             }
-        }
+        });
         String now = Instant.now(clock).truncatedTo(ChronoUnit.SECONDS).toString();
         tainted.forEach(name -> taintedSince.putIfAbsent(name, now));
     }
