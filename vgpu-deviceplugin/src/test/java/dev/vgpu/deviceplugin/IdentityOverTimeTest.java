@@ -323,8 +323,9 @@ class IdentityOverTimeTest {
             configured.forEach((id, type) -> expected.computeIfAbsent("nvidia.com/"
                     + ResourceName.forVgpuProfile(L40S.get(type)).orElseThrow().name(), r -> new java.util.ArrayList<>())
                     .add(id));
-            h.await(k -> ids(k).equals(expected));
-            assertThat(health(h.kubelet, Q1).values()).allMatch(Boolean::booleanValue);
+            // One wait for both: a check that read a VF's type file while the tree rewrote it saw it destroyed, and
+            // that device stays unhealthy in the kubelet's list until the next check reads it whole.
+            h.await(k -> ids(k).equals(expected) && health(k, Q1).values().stream().allMatch(Boolean::booleanValue));
         }
     }
 }

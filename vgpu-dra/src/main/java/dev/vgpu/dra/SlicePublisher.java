@@ -84,6 +84,8 @@ public final class SlicePublisher implements AutoCloseable {
     private Duration backoff = FIRST_BACKOFF;
     private ScheduledFuture<?> retry;
     private Watch watch;
+    /** Whether {@code watch} is open; written by the thread, read by any. */
+    private volatile boolean watchOpen;
     /** Why the watch could not start, as last logged; null while it runs or was never refused. */
     private String watchFailure;
     private boolean closed;
@@ -131,6 +133,15 @@ public final class SlicePublisher implements AutoCloseable {
                 }
             }
         });
+    }
+
+    /**
+     * Whether the watch of the node's slices is open now, so that a slice deleted behind the publisher's back comes
+     * back at once; false before the first successful round, while the API server refuses the watch (the periodic
+     * check recreates deleted slices then), and when the builder turned it off. Any thread.
+     */
+    public boolean watchOpen() {
+        return watchOpen;
     }
 
     /** What the last round achieved. */
@@ -350,6 +361,7 @@ public final class SlicePublisher implements AutoCloseable {
         }
         try {
             watch = startWatch();
+            watchOpen = true;
             if (watchFailure != null) {
                 LOG.info("Watching node {}'s ResourceSlices again", node);
                 watchFailure = null;
@@ -381,6 +393,7 @@ public final class SlicePublisher implements AutoCloseable {
                         post(() -> {
                             LOG.debug("watch of node {}'s ResourceSlices ended: {}", node, cause.getMessage());
                             watch = null;
+                            watchOpen = false;
                             check("the watch ended");
                         });
                     }
@@ -395,6 +408,7 @@ public final class SlicePublisher implements AutoCloseable {
             if (watch != null) {
                 watch.close();
                 watch = null;
+                watchOpen = false;
             }
         });
         Threads.stop(thread, Duration.ofSeconds(10));

@@ -164,6 +164,8 @@ class SlicePublisherTest {
         SlicePublisher p = publisher(Duration.ofMinutes(10));
         p.publish(vfs(3));
         awaitSlices(l -> l.size() == 1);
+        // The watch opens after the round that created the slice: a delete before it would go unseen for 10 minutes.
+        await().atMost(WAIT).until(p::watchOpen);
 
         // What the kubelet does when it starts: delete every slice of the node.
         client.resources(ResourceSlice.class).delete();
@@ -236,6 +238,7 @@ class SlicePublisherTest {
         second.publish(vfs(100));
         await().atMost(WAIT).until(() -> second.status().slices() == 2);
         assertThat(taintTimes(slices(client))).containsExactly(Map.entry("pci-0000-40-01-0", "2026-03-01T10:00:00Z"));
+        assertThat(second.watchOpen()).as("built without a watch").isFalse();
 
         // Its verdict: the same fault, and a new one on a device of the same slice, so that slice is rewritten.
         second.health(Set.of("0000:40:01.0", "0000:40:01.1"));
