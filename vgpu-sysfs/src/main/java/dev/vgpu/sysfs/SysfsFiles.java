@@ -62,7 +62,7 @@ final class SysfsFiles {
          */
         String linkName(Path bus, String entry, Names names) throws IOException {
             return AttributeFiles.readsNatively(bus)
-                    ? names.lastComponent(AttributeFiles.linkName(bus, entry + '/' + name))
+                    ? names.lastComponent(AttributeFiles.linkName(bus, entry, name))
                     : linkName(bus.resolve(entry), names);
         }
 

@@ -167,7 +167,11 @@ public final class AttributeFiles {
                 return known;
             }
         }
-        Path link = dir.resolve(name);
+        return linkNameNio(dir.resolve(name));
+    }
+
+    /** The NIO way of {@link #linkName(Path, String)}: the link's whole text, then its last component. */
+    private static String linkNameNio(Path link) throws IOException {
         String target = Files.readSymbolicLink(link).toString();
         int from = target.lastIndexOf('/') + 1;
         if (from == target.length()) {
@@ -175,6 +179,27 @@ public final class AttributeFiles {
                     + "\" has no last component");
         }
         return target.substring(from);
+    }
+
+    /**
+     * {@link #linkName(Path, String)} of {@code name} in the entry {@code entry} of {@code dir}, e.g. the
+     * {@code driver} link of {@code 0000:41:00.0} in {@code sys/bus/pci/devices}: where the native reader runs, the
+     * three parts go into the call's path buffer one after the other, so a scan that reads every function's driver
+     * makes no {@code entry/name} text for each.
+     *
+     * @param entry a single component, e.g. a name {@link #list} gave
+     * @throws java.nio.file.NoSuchFileException when there is no such entry
+     * @throws java.nio.file.NotLinkException when it is not a symbolic link
+     * @throws IOException as {@link #linkName(Path, String)}
+     */
+    public static String linkName(Path dir, String entry, String name) throws IOException {
+        if (NATIVE != null && dir.getFileSystem() == DEFAULT_FILE_SYSTEM) {
+            String known = NATIVE.linkName(dir.toString(), entry, name);
+            if (known != null) {
+                return known;
+            }
+        }
+        return linkNameNio(dir.resolve(entry).resolve(name));
     }
 
     /**

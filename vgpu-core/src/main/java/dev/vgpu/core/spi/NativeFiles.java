@@ -46,6 +46,11 @@ final class NativeFiles {
         throw new UnsupportedOperationException("no native reader on this runtime");
     }
 
+    /** {@link #linkName(String, String)} of {@code dir/entry/name}, the path never joined as a string. */
+    String linkName(String dir, String entry, String name) throws IOException {
+        throw new UnsupportedOperationException("no native reader on this runtime");
+    }
+
     /** The entry names of the directory {@code dir} (or {@code dir/name}), as {@link AttributeFiles#list} lists. */
     List<String> list(String dir, String name) throws IOException {
         throw new UnsupportedOperationException("no native reader on this runtime");

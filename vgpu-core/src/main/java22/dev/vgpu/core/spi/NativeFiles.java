@@ -328,6 +328,26 @@ final class NativeFiles {
         if (!encode(s.path, dir, name)) {
             return null;
         }
+        return linkName(s, dir, null, name);
+    }
+
+    /**
+     * {@link #linkName(String, String)} of {@code dir/entry/name}, written into the path segment part by part: a bus
+     * entry's {@code driver} read without the {@code entry/driver} text a join would make for every function.
+     */
+    String linkName(String dir, String entry, String name) throws IOException {
+        Scratch s = scratch.get();
+        if (!encode(s.path, dir, entry, name)) {
+            return null;
+        }
+        return linkName(s, dir, entry, name);
+    }
+
+    /**
+     * Reads the link whose path {@code s.path} holds, {@code dir/entry/name} ({@code dir/name} when {@code entry} is
+     * null); the two are joined as text only for a failure's message.
+     */
+    private String linkName(Scratch s, String dir, String entry, String name) throws IOException {
         long n;
         try {
             n = (long) readlink.invokeExact(s.state, s.pathAddress, s.direntsAddress, (long) PATH_BYTES);
@@ -337,9 +357,9 @@ final class NativeFiles {
         if (n < 0) {
             int error = s.errno();
             if (error == EINVAL) {
-                throw new NotLinkException(joined(dir, name));
+                throw new NotLinkException(joined(dir, child(entry, name)));
             }
-            throwIfKnown(error, dir, name);
+            throwIfKnown(error, dir, child(entry, name));
             return null;
         }
         if (n >= PATH_BYTES) {
@@ -544,6 +564,28 @@ final class NativeFiles {
         return true;
     }
 
+    /** {@link #encode(MemorySegment, String, String)} of {@code dir/entry/name}, without joining them first. */
+    private static boolean encode(MemorySegment path, String dir, String entry, String name) {
+        int at = put(path, dir, 0);
+        if (at <= 0) {
+            return false;
+        }
+        if (dir.charAt(dir.length() - 1) != '/') {
+            path.set(ValueLayout.JAVA_BYTE, at++, (byte) '/');
+        }
+        at = put(path, entry, at);
+        if (at <= 0 || at + 1 >= PATH_BYTES) {
+            return false;
+        }
+        path.set(ValueLayout.JAVA_BYTE, at++, (byte) '/');
+        at = put(path, name, at);
+        if (at < 0 || at >= PATH_BYTES) {
+            return false;
+        }
+        path.set(ValueLayout.JAVA_BYTE, at, (byte) 0);
+        return true;
+    }
+
     /** Puts the ASCII text at {@code at}; the position after it, or -1 when it does not fit or is not ASCII. */
     private static int put(MemorySegment path, String text, int at) {
         int length = text.length();
@@ -609,6 +651,11 @@ final class NativeFiles {
             case 0060000 -> "a block device";
             default -> "a FIFO, socket or device node";
         };
+    }
+
+    /** {@code entry/name}, or {@code name} when there is no entry. */
+    private static String child(String entry, String name) {
+        return entry == null ? name : entry + '/' + name;
     }
 
     /** The path text NIO's exceptions carry: {@code dir.resolve(name).toString()}. */

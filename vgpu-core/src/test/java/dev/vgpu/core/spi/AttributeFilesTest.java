@@ -316,6 +316,15 @@ class AttributeFilesTest {
         assertThat(AttributeFiles.linkName(device, "iommu_group")).isEqualTo("41");
         assertThat(AttributeFiles.linkName(device, "a")).isEqualTo("b");
         assertThat(AttributeFiles.linkName(dir, "0000:1b:00.4/driver")).isEqualTo("nvidia");
+        // In three parts, the entry as a listing names it: the same answers.
+        for (int round = 0; round < 3; round++) {
+            assertThat(AttributeFiles.linkName(dir, "0000:1b:00.4", "driver")).isEqualTo("nvidia");
+        }
+        assertThat(AttributeFiles.linkName(dir, "0000:1b:00.4", "iommu_group")).isEqualTo("41");
+        // An entry the native path cannot encode (not ASCII) is read the NIO way, with the same answer.
+        Path odd = Files.createDirectories(dir.resolve("typ\u00e9"));
+        Files.createSymbolicLink(odd.resolve("driver"), Path.of("../drivers/vfio-pci"));
+        assertThat(AttributeFiles.linkName(dir, "typ\u00e9", "driver")).isEqualTo("vfio-pci");
     }
 
     @Test
@@ -335,6 +344,17 @@ class AttributeFilesTest {
         assertThatThrownBy(() -> AttributeFiles.linkName(device, "physfn")).isInstanceOf(IOException.class)
                 .hasMessage("physfn link text \"../\" has no last component");
         assertThat(AttributeFiles.linkName(device, "odd")).isEqualTo("dri\nver");
+
+        // The same failures in three parts, naming the same file.
+        assertThatThrownBy(() -> AttributeFiles.linkName(dir, "0000:1b:00.4", "driver"))
+                .isInstanceOf(NoSuchFileException.class).hasMessage(device.resolve("driver").toString());
+        assertThatThrownBy(() -> AttributeFiles.linkName(dir, "0000:1b:00.4", "vendor"))
+                .isInstanceOf(java.nio.file.NotLinkException.class).hasMessageContaining("vendor");
+        assertThatThrownBy(() -> AttributeFiles.linkName(dir, "0000:1b:00.4", "physfn")).isInstanceOf(IOException.class)
+                .hasMessage("physfn link text \"../\" has no last component");
+        assertThat(AttributeFiles.linkName(dir, "0000:1b:00.4", "odd")).isEqualTo("dri\nver");
+        assertThatThrownBy(() -> AttributeFiles.linkName(dir, "0000:99:00.0", "driver"))
+                .isInstanceOf(NoSuchFileException.class).hasMessage(dir.resolve("0000:99:00.0/driver").toString());
     }
 
     @Test
