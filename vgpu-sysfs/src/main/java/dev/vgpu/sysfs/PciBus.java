@@ -101,13 +101,16 @@ final class PciBus {
      * functions ({@link #driver(Host, Entry)}, by name), so the 4,000 functions of other vendors on a large host
      * need no path and no path text.
      *
-     * <p>Threads: the sources of one scan share the entries and may ask {@link #dir()} at once; each then makes an
-     * equal path and either one is kept (a path is immutable and safely published by its final fields).
+     * <p>Threads: the sources of one scan share the entries and may ask {@link #dir()} or the driver at once; each
+     * then makes an equal path or driver key and either one is kept (a path is immutable and safely published by its
+     * final fields; the scope answers every equal key with the one it filled).
      */
     static final class Entry {
         private final Path bus;
         private final String name;
         private volatile Path dir;
+        /** The key of its driver read in the scan that listed it, made on the first ask. */
+        private volatile DriverLink driverKey;
 
         Entry(Path bus, String name, Path dir) {
             this.bus = bus;
@@ -143,9 +146,21 @@ final class PciBus {
                 host.scanScope(), deviceDir));
     }
 
-    /** {@link #driver(Host, Path)} of a bus entry, asked by its name: the same read, shared with path asks. */
+    /**
+     * {@link #driver(Host, Path)} of a bus entry, asked by its name: the same read, shared with path asks. The
+     * entry keeps its key, so the second source that asks makes none.
+     */
     static String driver(Host host, Entry entry) throws IOException {
-        return SharedRead.once(host, new DriverLink(entry.bus, entry.name, host.scanScope(), entry.dir));
+        ScanScope scope = host.scanScope();
+        if (scope == ScanScope.none()) {
+            return SharedRead.once(host, new DriverLink(entry.bus, entry.name, scope, entry.dir));
+        }
+        DriverLink key = entry.driverKey;
+        if (key == null || key.scope != scope) {
+            key = new DriverLink(entry.bus, entry.name, scope, entry.dir);
+            entry.driverKey = key; // two sources at once may each make one: equal keys, either is kept
+        }
+        return SharedRead.once(host, key);
     }
 
     /** Reads by the entry's path where the asker has one (NIO listings, path asks), else by bus and name. */
@@ -238,7 +253,7 @@ final class PciBus {
      * scope, whether it was asked by entry or by path. The entry's path, where the asker had one, is no part of the
      * key; the read uses it rather than making another.
      */
-    static final class DriverLink implements SharedRead.Key<String> {
+    static final class DriverLink extends SharedRead.Memo<String> {
         private final Path bus;
         private final String function;
         private final ScanScope scope;
@@ -265,7 +280,7 @@ final class PciBus {
         }
 
         @Override
-        public String read() throws IOException {
+        String read() throws IOException {
             return driverNow(this, BusMemo.of(scope));
         }
 
@@ -286,15 +301,35 @@ final class PciBus {
         }
     }
 
-    /**
-     * The scan-scope key of a function's {@code vendor} file, and its read.
-     *
-     * @param scope the scan's scope, whose read buffer the read uses
-     */
-    record VendorId(Path function, ScanScope scope) implements SharedRead.Key<String> {
+    /** The scan-scope key of a function's {@code vendor} file, its read and its outcome. */
+    static final class VendorId extends SharedRead.Memo<String> {
+        private final Path function;
+        private final ScanScope scope;
+
+        /** @param scope the scan's scope, whose read buffer the read uses */
+        VendorId(Path function, ScanScope scope) {
+            this.function = function;
+            this.scope = scope;
+        }
+
         @Override
-        public String read() throws IOException {
+        String read() throws IOException {
             return SysfsFiles.hexId(function, "vendor", scope);
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof VendorId id && function.equals(id.function) && scope.equals(id.scope);
+        }
+
+        @Override
+        public int hashCode() {
+            return function.hashCode() * 31 + scope.hashCode();
+        }
+
+        @Override
+        public String toString() {
+            return "VendorId[" + function + "]";
         }
     }
 }

@@ -28,25 +28,49 @@ record SharedRead<T>(T value, IOException failure) {
         T read() throws IOException;
     }
 
-    /** A scan-scope key that is its own read: it holds everything the read needs. */
-    interface Key<T> {
-        T read() throws IOException;
+    /**
+     * A scan-scope key that is its own read and, once read, holds the outcome: the scope keeps the first such key as
+     * the value of every equal key, so a read shared this way makes no object beyond the key (the scan asks one per
+     * function for its driver and its vendor). Subclasses define {@code equals} and {@code hashCode} on what names
+     * the read.
+     *
+     * <p>Threads: the outcome is written once, by the thread the scope lets compute, before the scope publishes the
+     * key as its value (the scope's slot is {@code volatile}); under {@link ScanScope#none()} the asker computes and
+     * reads it itself. Nothing else writes it.
+     */
+    abstract static class Memo<T> {
+        private T value;
+        private IOException failure;
+
+        /** The read; called once per key object in a scope that keeps it, on every ask under {@code none()}. */
+        abstract T read() throws IOException;
+
+        private Memo<T> fill() {
+            try {
+                value = read();
+                failure = null;
+            } catch (IOException e) {
+                value = null;
+                failure = Quiet.copy(e);
+            }
+            return this;
+        }
     }
 
-    /** Reads a {@link Key}; one function for every key, so that asking allocates nothing beyond the key. */
-    private static final java.util.function.Function<Key<?>, SharedRead<?>> READ_KEY = key -> of(key::read);
+    /** Fills a {@link Memo}; one function for every key, so that asking allocates nothing beyond the key. */
+    private static final java.util.function.Function<Memo<?>, Memo<?>> FILL = Memo::fill;
 
     /**
-     * {@link #once(Host, Object, Reader)} for a key that reads itself: the same sharing, without a reader made per
-     * call.
+     * {@link #once(Host, Object, Reader)} for a key that reads itself and keeps the outcome: the same sharing, with
+     * no reader and no outcome object made.
      */
-    @SuppressWarnings("unchecked") // a Key<T> maps to a SharedRead<T>: the scope keeps what READ_KEY made for it
-    static <T> T once(Host host, Key<T> key) throws IOException {
-        SharedRead<T> outcome = (SharedRead<T>) host.scanScope().computeIfAbsent(key, READ_KEY);
-        if (outcome.failure != null) {
-            throw outcome.failure;
+    @SuppressWarnings("unchecked") // a Memo<T> maps to a Memo<T>: the scope keeps the key FILL filled
+    static <T> T once(Host host, Memo<T> key) throws IOException {
+        Memo<T> kept = (Memo<T>) host.scanScope().computeIfAbsent(key, FILL);
+        if (kept.failure != null) {
+            throw kept.failure;
         }
-        return outcome.value;
+        return kept.value;
     }
 
     /**
