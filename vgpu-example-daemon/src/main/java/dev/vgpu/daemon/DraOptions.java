@@ -1,5 +1,6 @@
 package dev.vgpu.daemon;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -152,6 +153,13 @@ final class DraOptions {
                 file = args.has(KUBECONFIG) ? kubeconfigFlag : Path.of(kubeconfig.value().strip());
             } catch (java.nio.file.InvalidPathException e) {
                 throw new Refusal("invalid " + KUBECONFIG_ENV + " value: " + e.getMessage());
+            }
+            String listed = kubeconfig.value().strip();
+            boolean list = listed.indexOf(java.io.File.pathSeparatorChar) >= 0;
+            if (!args.has(KUBECONFIG) && list && !Files.isRegularFile(file)) {
+                // kubectl merges a list of files; the daemon reads one, and says so rather than "does not exist"
+                throw new Refusal(KUBECONFIG_ENV + " lists several files (" + listed + "): the daemon reads one"
+                        + " kubeconfig; name it with --kubeconfig or a " + KUBECONFIG_ENV + " of one file");
             }
             HostOptions.requireReadableFile(kubeconfig.origin(), file,
                     "the API server's address and credentials come from it");

@@ -96,4 +96,16 @@ class DraCliTest {
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).contains("KUBECONFIG " + tmp.resolve("none") + " does not exist");
     }
+
+    @Test
+    void aKubeconfigListOfSeveralFilesIsRefusedSayingSo() throws Exception {
+        java.nio.file.Path one = java.nio.file.Files.writeString(tmp.resolve("one"), "apiVersion: v1\nkind: Config\n");
+        String list = one + ":" + tmp.resolve("two");
+        Result r = CliTest.run(Map.of("NODE_NAME", "node-a", "KUBECONFIG", list),
+                dra("--state-dir", tmp.resolve("state").toString()));
+
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("KUBECONFIG lists several files (" + list + "): the daemon reads one kubeconfig")
+                .doesNotContain("does not exist");
+    }
 }
