@@ -35,8 +35,8 @@ import org.slf4j.LoggerFactory;
  * One log line per device whose health changes, saying every reason that holds, in the device plugin's words
  * ({@link DeviceHealth#why}).
  *
- * <p>Threads: one thread ({@code vgpu-dra-health}) owns everything below the configuration: the snapshot, the last
- * check's problems, the GPU faults and their timers, and it alone reads the host for the checks and the VF listing
+ * <p>Threads: one thread ({@code vgpu-dra-health}) owns everything below the configuration: the snapshot, what the
+ * last check found, the GPU faults and their timers, and it alone reads the host for the checks and the VF listing
  * of a faulty GPU; {@link #apply}, {@link #markGpuUnhealthy} and {@link #recoverAfter} only post to it. The NVML probe
  * of a recovering GPU runs on it too (a short native call). The set of unhealthy ids goes to {@code unhealthy} from
  * that thread (each id with why), only when the set or a reason changed.

@@ -1,8 +1,8 @@
 package dev.vgpu.dra;
 
 /**
- * One device's health as the {@code DRAResourceHealth} stream reports it (docs/DRA.md §2), before it becomes a
- * message of either API version.
+ * One device's health as the {@code DRAResourceHealth} stream reports it (docs/DRA.md, "Does (health
+ * stream)"), before it becomes a message of either API version.
  *
  * @param pool           the pool (the node name)
  * @param device         the device's name in the pool, e.g. {@code pci-0000-1b-00-4}

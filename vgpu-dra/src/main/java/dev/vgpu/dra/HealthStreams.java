@@ -18,9 +18,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The kubelet's {@code DRAResourceHealth} streams of one plugin (docs/DRA.md §2): each open stream gets the health
- * of every device of the current snapshot when it opens, after every change (of the unhealthy ids or of the device
- * list) and again every {@code refresh} (the kubelet takes a device it has not heard of for 30 s as unknown). Until
+ * The kubelet's {@code DRAResourceHealth} streams of one plugin (docs/DRA.md, "Does (health stream)"): each open
+ * stream gets the health of every device of the current snapshot when it opens, after every change (of the
+ * unhealthy ids or of the device list) and again every {@code refresh} (the kubelet takes a device it has not heard
+ * of for 30 s as unknown). Until
  * the first {@link #health} every device is {@code UNKNOWN} (its message says it is not checked yet): a restarted
  * plugin must not call a faulty device healthy before its checks have run. After it, a device is unhealthy when its
  * id is in the map last given to {@link #health}, with that map's reason as the message (at most

@@ -21,10 +21,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The kubelet's {@code DRAResourceHealth} streams (docs/DRA.md §2) over real unix sockets, on the harness's node
- * (a passthrough H200, two L40S VF vGPUs, a T4 mdev): GetInfo lists both health versions after the DRAPlugin ones;
- * every device is UNKNOWN until the first verdict; each stream gets the full list at once, on every change of the unhealthy ids or of the snapshot, and again while
- * nothing changes; both versions carry the same; closing the plugin ends the streams and the health thread.
+ * The kubelet's {@code DRAResourceHealth} streams (docs/DRA.md, "Does (health stream)") over real unix sockets,
+ * on the harness's node (a passthrough H200, two L40S VF vGPUs, a T4 mdev): GetInfo lists both health versions
+ * after the DRAPlugin ones; every device is UNKNOWN until the first verdict; each stream gets the full list at
+ * once, on every change of the unhealthy ids or of the snapshot, and again while nothing changes; both versions
+ * carry the same; closing the plugin ends the streams and the health thread.
  */
 class HealthStreamTest {
 
@@ -123,12 +124,12 @@ class HealthStreamTest {
         var watch = node.kubelet.watchHealth(node.plugin.draSocket());
         watch.next();
 
-        node.plugin.health(Map.of("0000:1b:00.4", "its VFIO group node /dev/vfio/100 is gone",
+        node.plugin.health(Map.of("0000:1b:00.4", "/dev/vfio/100 is gone",
                 "0000:41:00.0", "x".repeat(5000)));
         Map<String, String> messages = new java.util.TreeMap<>();
         watch.next().getDevicesList().forEach(d -> messages.put(d.getDevice().getDeviceName(), d.getMessage()));
 
-        assertThat(messages.get(DraHarness.VF)).isEqualTo("its VFIO group node /dev/vfio/100 is gone");
+        assertThat(messages.get(DraHarness.VF)).isEqualTo("/dev/vfio/100 is gone");
         assertThat(messages.get(DraHarness.GPU)).hasSize(1024).startsWith("xxx").endsWith("...");
         assertThat(messages.get(DraHarness.VF2)).isEmpty();
 

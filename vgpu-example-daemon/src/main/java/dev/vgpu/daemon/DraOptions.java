@@ -150,21 +150,33 @@ final class DraOptions {
         if (kubeconfig != null && !kubeconfig.value().isBlank()) {
             Path file;
             try {
-                file = args.has(KUBECONFIG) ? kubeconfigFlag : Path.of(kubeconfig.value().strip());
+                file = args.has(KUBECONFIG) ? kubeconfigFlag : Path.of(oneFile(kubeconfig.value().strip()));
             } catch (java.nio.file.InvalidPathException e) {
                 throw new Refusal("invalid " + KUBECONFIG_ENV + " value: " + e.getMessage());
-            }
-            String listed = kubeconfig.value().strip();
-            boolean list = listed.indexOf(java.io.File.pathSeparatorChar) >= 0;
-            if (!args.has(KUBECONFIG) && list && !Files.isRegularFile(file)) {
-                // kubectl merges a list of files; the daemon reads one, and says so rather than "does not exist"
-                throw new Refusal(KUBECONFIG_ENV + " lists several files (" + listed + "): the daemon reads one"
-                        + " kubeconfig; name it with --kubeconfig or a " + KUBECONFIG_ENV + " of one file");
             }
             HostOptions.requireReadableFile(kubeconfig.origin(), file,
                     "the API server's address and credentials come from it");
             config = Optional.of(file);
         }
         return new Settings(name, kubeletRoot, node.value().strip(), cdiDir, config);
+    }
+
+    /**
+     * The one file a {@code KUBECONFIG} value names: kubectl reads it as a list separated by the path separator and
+     * drops empty entries ({@code /x/one:} is one file); the daemon reads one kubeconfig, so a list of several is
+     * refused, saying so rather than that a file named {@code a:b} does not exist. A value that is itself a file is
+     * that file.
+     */
+    static String oneFile(String value) {
+        if (value.indexOf(java.io.File.pathSeparatorChar) < 0 || Files.isRegularFile(Path.of(value))) {
+            return value;
+        }
+        String separator = java.util.regex.Pattern.quote(java.io.File.pathSeparator);
+        List<String> files = java.util.Arrays.stream(value.split(separator)).filter(f -> !f.isBlank()).toList();
+        if (files.size() == 1) {
+            return files.get(0);
+        }
+        throw new Refusal(KUBECONFIG_ENV + " lists several files (" + value + "): the daemon reads one kubeconfig;"
+                + " name it with --kubeconfig or a " + KUBECONFIG_ENV + " of one file");
     }
 }

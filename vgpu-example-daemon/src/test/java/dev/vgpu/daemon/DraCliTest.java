@@ -107,5 +107,9 @@ class DraCliTest {
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).contains("KUBECONFIG lists several files (" + list + "): the daemon reads one kubeconfig")
                 .doesNotContain("does not exist");
+        // Empty entries are dropped, as kubectl drops them: one file with a separator around it is that file.
+        assertThat(DraOptions.oneFile(one + ":")).isEqualTo(one.toString());
+        assertThat(DraOptions.oneFile(":" + one)).isEqualTo(one.toString());
+        assertThat(DraOptions.oneFile(one.toString())).isEqualTo(one.toString());
     }
 }

@@ -34,26 +34,39 @@ record SharedRead<T>(T value, IOException failure) {
      * function for its driver and its vendor). Subclasses define {@code equals} and {@code hashCode} on what names
      * the read.
      *
-     * <p>Threads: the outcome is written once, by the thread the scope lets compute, before the scope publishes the
-     * key as its value (the scope's slot is {@code volatile}); under {@link ScanScope#none()} the asker computes and
-     * reads it itself. Nothing else writes it.
+     * <p>Threads: the outcome is one {@code volatile} field, written whole by each read (the value, {@link #NULL}
+     * for a read that answered null, or the failure). Core's scope reads a key once and publishes it after; a scope
+     * of an embedder that reads the same key object on two threads at once still leaves one read's whole outcome,
+     * never half of each.
      */
     abstract static class Memo<T> {
-        private T value;
-        private IOException failure;
+        /** The outcome of a read that answered null (an unbound function's driver). */
+        private static final Object NULL = new Object();
+        /** Null before the first read. */
+        private volatile Object outcome;
 
         /** The read; called once per key object in a scope that keeps it, on every ask under {@code none()}. */
         abstract T read() throws IOException;
 
         private Memo<T> fill() {
+            Object next;
             try {
-                value = read();
-                failure = null;
+                T value = read();
+                next = value == null ? NULL : value;
             } catch (IOException e) {
-                value = null;
-                failure = Quiet.copy(e);
+                next = Quiet.copy(e);
             }
+            outcome = next;
             return this;
+        }
+
+        @SuppressWarnings("unchecked") // only read() writes a value, and it answers a T
+        private T answer() throws IOException {
+            Object now = outcome;
+            if (now instanceof IOException e) {
+                throw e;
+            }
+            return now == NULL ? null : (T) now;
         }
     }
 
@@ -66,18 +79,15 @@ record SharedRead<T>(T value, IOException failure) {
      */
     @SuppressWarnings("unchecked") // a Memo<T> maps to a Memo<T>: the scope keeps the key FILL filled
     static <T> T once(Host host, Memo<T> key) throws IOException {
-        Memo<T> kept = (Memo<T>) host.scanScope().computeIfAbsent(key, FILL);
-        if (kept.failure != null) {
-            throw kept.failure;
-        }
-        return kept.value;
+        return ((Memo<T>) host.scanScope().computeIfAbsent(key, FILL)).answer();
     }
 
     /**
      * Answers a read once per key and scan: the first call reads, later calls (from any source of the scan) get
      * the same value or the same failure. Under {@link ScanScope#none()} every call reads.
      *
-     * @param key a value naming the read (equal keys share one read), private to this module, e.g. a {@code PciBus.DriverLink}
+     * @param key a value naming the read (equal keys share one read), private to this module, e.g. a
+     *            {@code PciBus.BusListing}; never a {@link Memo}, which {@link #once(Host, Memo)} answers
      */
     static <T> T once(Host host, Object key, Reader<T> reader) throws IOException {
         SharedRead<T> outcome = host.scanScope().computeIfAbsent(key, k -> of(reader));

@@ -65,6 +65,22 @@ class SharedReadTest {
     }
 
     @Test
+    void aReadThatAnswersNullIsKeptAsAnAnswer() throws IOException {
+        Host scan = Host.of(tmp).forScan();
+        int[] reads = {0};
+        SharedRead.Memo<String> unbound = new SharedRead.Memo<>() {
+            @Override
+            String read() {
+                reads[0]++;
+                return null; // no driver bound
+            }
+        };
+        assertThat(SharedRead.once(scan, unbound)).isNull();
+        assertThat(SharedRead.once(scan, unbound)).isNull();
+        assertThat(reads[0]).as("null is an answer, not \"not read yet\"").isEqualTo(1);
+    }
+
+    @Test
     void withoutAScopeTheSameKeyReadsAgainAndForgetsItsLastFailure() throws IOException {
         Host unscoped = Host.of(tmp);
         Flaky key = new Flaky("vendor");
