@@ -2,7 +2,9 @@ package dev.vgpu.core;
 
 import dev.vgpu.core.spi.Discovery;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,6 +30,7 @@ import java.util.TreeMap;
  */
 public final class Snapshot {
 
+    private static final Comparator<Device> BY_ID = Comparator.comparing(Device::id);
     private static final Snapshot EMPTY = new Builder().build();
 
     private final SortedMap<ResourceName, Resource> resources;
@@ -49,7 +52,8 @@ public final class Snapshot {
         for (Resource resource : resources.values()) {
             for (Device device : resource.devices()) {
                 ids.put(device.id(), device);
-                device.iommuGroup().ifPresent(g -> groups.computeIfAbsent(g, k -> new ArrayList<>()).add(device));
+                // a group holds one device nearly always (one per VF): a list of one, not of ten
+                device.iommuGroup().ifPresent(g -> groups.computeIfAbsent(g, k -> new ArrayList<>(1)).add(device));
                 device.parent().ifPresent(p -> parents.computeIfAbsent(p, k -> new ArrayList<>()).add(device));
             }
         }
@@ -61,7 +65,12 @@ public final class Snapshot {
     }
 
     private static List<Device> sortedCopy(List<Device> list) {
-        return list.stream().sorted(java.util.Comparator.comparing(Device::id)).toList();
+        if (list.size() == 1) {
+            return Collections.singletonList(list.get(0));
+        }
+        Device[] sorted = list.toArray(new Device[0]);
+        Arrays.sort(sorted, BY_ID);
+        return Collections.unmodifiableList(Arrays.asList(sorted));
     }
 
     /** A snapshot with nothing in it. */

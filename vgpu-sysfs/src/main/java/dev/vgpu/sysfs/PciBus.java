@@ -63,14 +63,17 @@ final class PciBus {
         if (!Files.isDirectory(root)) {
             throw new NoSuchFileException(root.toString(), null, "the host root is not a readable directory");
         }
-        List<Entry> found = new ArrayList<>();
+        List<Entry> found;
         try {
             if (AttributeFiles.readsNatively(directory)) {
                 // Names without a Path each (core's native listing); an entry's path is made when a source asks.
-                for (String name : AttributeFiles.list(directory)) {
+                List<String> names = AttributeFiles.list(directory);
+                found = new ArrayList<>(names.size());
+                for (String name : names) {
                     found.add(new Entry(directory, name, null));
                 }
             } else {
+                found = new ArrayList<>();
                 listInto(directory, found);
             }
         } catch (NoSuchFileException e) {

@@ -152,8 +152,8 @@ public final class AttributeFiles {
      * The last component of the text of the symbolic link {@code dir.resolve(name)}, which is not followed (it may
      * dangle): what a PCI function's {@code driver}, {@code iommu_group} or {@code physfn} link names, e.g.
      * {@code vfio-pci} for {@code ../../../bus/pci/drivers/vfio-pci}. On the default file system of Java 22 and
-     * later it is read without making a {@link Path}, and a thread that reads the same few names again and again
-     * (every function's driver) gets the same string each time.
+     * later it is read without making a {@link Path}, and a name read before (every function's driver) is the
+     * string the earlier read made ({@link KnownTexts}).
      *
      * @param name a relative path without {@code .} or {@code ..}, e.g. {@code driver}
      * @throws java.nio.file.NoSuchFileException when there is no such entry
@@ -432,7 +432,7 @@ public final class AttributeFiles {
      * The text of {@code buffer[0, length)}; with {@code strip}, equal to {@code text.strip()}: ASCII whitespace
      * (what {@link Character#isWhitespace} says of a byte below 0x80, a whole character in UTF-8) is cut from the
      * bytes, and {@link String#strip()} then removes any other whitespace, returning the same string when there
-     * is none.
+     * is none. A short ASCII text is the string {@link KnownTexts} keeps for its bytes.
      */
     static String decode(byte[] buffer, int length, boolean strip) {
         int from = 0;
@@ -444,6 +444,10 @@ public final class AttributeFiles {
             while (to > from && isAsciiWhitespace(buffer[to - 1])) {
                 to--;
             }
+        }
+        String known = KnownTexts.of(buffer, from, to);
+        if (known != null) {
+            return known; // ASCII only, so the cut above was all the stripping there is
         }
         String text = new String(buffer, from, to - from, StandardCharsets.UTF_8);
         return strip ? text.strip() : text;

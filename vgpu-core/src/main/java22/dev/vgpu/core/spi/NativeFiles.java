@@ -15,7 +15,7 @@ import java.nio.file.FileSystemException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.NotLinkException;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
@@ -61,17 +61,20 @@ import org.slf4j.LoggerFactory;
  * which gives its exact answer.
  *
  * <p>Which calls capture {@code errno}: a handle made with {@code captureCallState} costs a memory segment object per
- * call under C1 (the daemon's manifest, no escape analysis), so only {@code openat} and {@code readlink}, whose
- * failures are common and answered by their kind (a missing optional attribute, an unbound function's absent
- * {@code driver} link), capture it on every call. {@code read} and {@code getdents64} fail rarely: they run without,
- * and only a call that failed is made again through a capturing handle to learn why. That second call is a new read:
- * on sysfs the kernel runs the attribute's show function again, so a failing attribute costs its driver two calls,
- * and the second outcome, error or success, is the answer (a transient failure the second read no longer meets is
- * read as a success, which the NIO way, reading once more on the caller's next scan, would give a scan later).
- * {@code fstat} and {@code fstatat} never need the reason: a failure there is answered without it.
+ * call under C1 (the daemon's manifest, no escape analysis), so every call is first made through a handle that
+ * captures nothing, and only a call that failed is made again through a capturing one to learn why. That second call
+ * is a new call: for {@code read} on sysfs the kernel runs the attribute's show function again, so a failing
+ * attribute costs its driver two calls, and the second outcome, error or success, is the answer (a transient failure
+ * the second call no longer meets is read as a success, which the NIO way, reading once more on the caller's next
+ * scan, would give a scan later). {@code openat} and {@code readlink} fail often and the same way on every scan (a
+ * missing optional attribute, an unbound function's absent {@code driver} link), so each thread remembers the
+ * paths, by a 64-bit hash of their text, whose last open or link read failed, and calls the capturing handle at once
+ * for those: a rescan of an unchanged host makes no second calls. A hash that two paths share only picks the
+ * handle, never the answer. {@code fstat} and {@code fstatat} never need the reason: a failure there is answered
+ * without it.
  *
  * <p>Threads: the method handles are immutable and shared. Each thread has its own {@link Scratch} (native
- * buffers, a byte array, the link names it has seen), used by one call at a time, since no call of this class
+ * buffers, a byte array, the paths that failed), used by one call at a time, since no call of this class
  * calls back into it; its native memory is freed by the garbage collector with the thread's scratch.
  */
 final class NativeFiles {
@@ -117,16 +120,21 @@ final class NativeFiles {
     private static final int DIRENT_BYTES = 32 * 1024;
     /** A sysfs attribute is at most a page; one more byte tells a full page from a longer file. */
     private static final int TEXT_BYTES = 4096 + 1;
-    /** How many link names a thread keeps to hand out again (drivers, groups): the first ones it sees. */
-    private static final int KNOWN_NAMES = 64;
+    /**
+     * Slots of a thread's set of paths whose last {@code openat} or {@code readlink} failed; the set starts afresh when
+     * it is half full, so a host with more failing paths than that only pays the second calls again.
+     */
+    private static final int FAILED_SLOTS = 4096;
 
     private final MethodHandle openat;
+    private final MethodHandle openatErrno;
     private final MethodHandle fstat;
     private final MethodHandle fstatat;
     private final MethodHandle read;
     private final MethodHandle readErrno;
     private final MethodHandle close;
     private final MethodHandle readlink;
+    private final MethodHandle readlinkErrno;
     private final MethodHandle getdents64;
     private final MethodHandle getdents64Errno;
     private final VarHandle errno;
@@ -141,9 +149,11 @@ final class NativeFiles {
 
     private NativeFiles(SymbolLookup libc, Linker linker, int directoryFlag, long modeOffset) {
         Linker.Option errnoState = Linker.Option.captureCallState("errno");
-        this.openat = linker.downcallHandle(find(libc, "openat"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                ValueLayout.JAVA_INT, POINTER, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
-                errnoState, Linker.Option.firstVariadicArg(3));
+        FunctionDescriptor openat = FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, POINTER,
+                ValueLayout.JAVA_INT, ValueLayout.JAVA_INT);
+        this.openat = linker.downcallHandle(find(libc, "openat"), openat, Linker.Option.firstVariadicArg(3));
+        this.openatErrno = linker.downcallHandle(find(libc, "openat"), openat, errnoState,
+                Linker.Option.firstVariadicArg(3));
         this.fstat = linker.downcallHandle(find(libc, "fstat"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
                 ValueLayout.JAVA_INT, POINTER));
         // fstatat, not stat: glibc exports stat, fstat and fstatat as functions only since 2.33 (before, the header
@@ -156,8 +166,10 @@ final class NativeFiles {
         this.readErrno = linker.downcallHandle(find(libc, "read"), read, errnoState);
         this.close = linker.downcallHandle(find(libc, "close"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
                 ValueLayout.JAVA_INT));
-        this.readlink = linker.downcallHandle(find(libc, "readlink"), FunctionDescriptor.of(ValueLayout.JAVA_LONG,
-                POINTER, POINTER, ValueLayout.JAVA_LONG), errnoState);
+        FunctionDescriptor readlink = FunctionDescriptor.of(ValueLayout.JAVA_LONG, POINTER, POINTER,
+                ValueLayout.JAVA_LONG);
+        this.readlink = linker.downcallHandle(find(libc, "readlink"), readlink);
+        this.readlinkErrno = linker.downcallHandle(find(libc, "readlink"), readlink, errnoState);
         this.getdents64 = linker.downcallHandle(find(libc, "getdents64"), read);
         this.getdents64Errno = linker.downcallHandle(find(libc, "getdents64"), read, errnoState);
         this.errno = Linker.Option.captureStateLayout().varHandle(
@@ -238,8 +250,13 @@ final class NativeFiles {
         final long statAddress;
         final long direntsAddress;
         final byte[] text = new byte[TEXT_BYTES];
-        final String[] names = new String[KNOWN_NAMES];
-        int nameCount;
+        /** The hash of the path {@link #encode} last wrote, never 0 (0 marks a free slot of {@link #failed}). */
+        long pathHash;
+        /** Hashes of the paths whose last openat or readlink failed (open addressing); made at the first failure. */
+        long[] failed;
+        int failedCount;
+        /** The names of the listing under way, kept for the next one: a listing then allocates its answer only. */
+        String[] listed = new String[64];
 
         Scratch() {
             Arena arena = Arena.ofAuto();
@@ -257,6 +274,117 @@ final class NativeFiles {
         int errno() {
             return (int) errno.get(state, 0L);
         }
+
+        /**
+         * Writes {@code dir/name} (or {@code dir}) NUL-terminated into {@link #path}; false when it is not plain ASCII
+         * without NUL, too long, or empty, which the NIO way handles.
+         */
+        boolean encode(String dir, String name) {
+            pathHash = 1;
+            int at = put(dir, 0);
+            if (at <= 0) {
+                return false;
+            }
+            if (name != null) {
+                if (dir.charAt(dir.length() - 1) != '/') {
+                    at = put('/', at);
+                }
+                at = put(name, at);
+                if (at < 0) {
+                    return false;
+                }
+            }
+            return end(at);
+        }
+
+        /** {@link #encode(String, String)} of {@code dir/entry/name}, without joining them first. */
+        boolean encode(String dir, String entry, String name) {
+            pathHash = 1;
+            int at = put(dir, 0);
+            if (at <= 0) {
+                return false;
+            }
+            if (dir.charAt(dir.length() - 1) != '/') {
+                at = put('/', at);
+            }
+            at = put(entry, at);
+            if (at <= 0 || at + 1 >= PATH_BYTES) {
+                return false;
+            }
+            at = put(name, put('/', at));
+            return at >= 0 && end(at);
+        }
+
+        /** Puts the ASCII text at {@code at}; the position after it, or -1 when it does not fit or is not ASCII. */
+        private int put(String text, int at) {
+            int length = text.length();
+            if (at + length >= PATH_BYTES) {
+                return -1;
+            }
+            long hash = pathHash;
+            for (int i = 0; i < length; i++) {
+                char c = text.charAt(i);
+                if (c == 0 || c >= 0x80) {
+                    return -1;
+                }
+                path.set(ValueLayout.JAVA_BYTE, at + i, (byte) c);
+                hash = 31 * hash + c;
+            }
+            pathHash = hash;
+            return at + length;
+        }
+
+        private int put(char c, int at) {
+            path.set(ValueLayout.JAVA_BYTE, at, (byte) c);
+            pathHash = 31 * pathHash + c;
+            return at + 1;
+        }
+
+        private boolean end(int at) {
+            if (at >= PATH_BYTES) {
+                return false;
+            }
+            path.set(ValueLayout.JAVA_BYTE, at, (byte) 0);
+            long hash = pathHash * 0x9E3779B97F4A7C15L;
+            hash ^= hash >>> 29;
+            pathHash = hash == 0 ? 1 : hash;
+            return true;
+        }
+
+        /** Whether the last openat or readlink of the path {@link #encode} wrote failed. */
+        boolean failedBefore() {
+            if (failed == null) {
+                return false;
+            }
+            for (int slot = (int) pathHash & (FAILED_SLOTS - 1); ; slot = (slot + 1) & (FAILED_SLOTS - 1)) {
+                long known = failed[slot];
+                if (known == pathHash) {
+                    return true;
+                }
+                if (known == 0) {
+                    return false; // the set is never full (below), so every probe ends
+                }
+            }
+        }
+
+        /** Remembers that the call on the path {@link #encode} wrote failed. */
+        void failedNow() {
+            if (failed == null) {
+                failed = new long[FAILED_SLOTS];
+            } else if (failedCount >= FAILED_SLOTS / 2) {
+                Arrays.fill(failed, 0L);
+                failedCount = 0;
+            }
+            int slot = (int) pathHash & (FAILED_SLOTS - 1);
+            while (failed[slot] != 0) {
+                if (failed[slot] == pathHash) {
+                    return;
+                }
+                slot = (slot + 1) & (FAILED_SLOTS - 1);
+            }
+            failed[slot] = pathHash;
+            failedCount++;
+        }
     }
 
     private Scratch newScratch() {
@@ -269,13 +397,13 @@ final class NativeFiles {
      */
     String read(String dir, String name, boolean strip) throws IOException {
         Scratch s = scratch.get();
-        if (!encode(s.path, dir, name)) {
+        if (!s.encode(dir, name)) {
             return null;
         }
         int fd = openat(s, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (fd < 0) {
             int error = s.errno();
-            throwIfKnown(error, dir, name);
+            throwIfKnown(error, dir, null, name);
             return null;
         }
         int length = 0;
@@ -321,11 +449,11 @@ final class NativeFiles {
 
     /**
      * The last component of the text of the link {@code dir/name}, as {@link AttributeFiles#linkName} answers it;
-     * a name this thread has handed out before is the same string. Null when the NIO way must answer.
+     * a short name is the string {@link KnownTexts} keeps for it. Null when the NIO way must answer.
      */
     String linkName(String dir, String name) throws IOException {
         Scratch s = scratch.get();
-        if (!encode(s.path, dir, name)) {
+        if (!s.encode(dir, name)) {
             return null;
         }
         return linkName(s, dir, null, name);
@@ -337,7 +465,7 @@ final class NativeFiles {
      */
     String linkName(String dir, String entry, String name) throws IOException {
         Scratch s = scratch.get();
-        if (!encode(s.path, dir, entry, name)) {
+        if (!s.encode(dir, entry, name)) {
             return null;
         }
         return linkName(s, dir, entry, name);
@@ -350,7 +478,18 @@ final class NativeFiles {
     private String linkName(Scratch s, String dir, String entry, String name) throws IOException {
         long n;
         try {
-            n = (long) readlink.invokeExact(s.state, s.pathAddress, s.direntsAddress, (long) PATH_BYTES);
+            if (s.failedBefore()) {
+                n = (long) readlinkErrno.invokeExact(s.state, s.pathAddress, s.direntsAddress, (long) PATH_BYTES);
+            } else {
+                n = (long) readlink.invokeExact(s.pathAddress, s.direntsAddress, (long) PATH_BYTES);
+                if (n < 0) {
+                    // again, to learn why (class comment)
+                    n = (long) readlinkErrno.invokeExact(s.state, s.pathAddress, s.direntsAddress, (long) PATH_BYTES);
+                    if (n < 0) {
+                        s.failedNow();
+                    }
+                }
+            }
         } catch (Throwable e) {
             throw failed(e);
         }
@@ -359,7 +498,7 @@ final class NativeFiles {
             if (error == EINVAL) {
                 throw new NotLinkException(joined(dir, child(entry, name)));
             }
-            throwIfKnown(error, dir, child(entry, name));
+            throwIfKnown(error, dir, entry, name);
             return null;
         }
         if (n >= PATH_BYTES) {
@@ -382,28 +521,12 @@ final class NativeFiles {
         return known(s, s.dirents, from, end);
     }
 
-    /** The name at {@code segment[from, end)} as this thread's earlier string of it, or a new one it remembers. */
+    /** The name at {@code segment[from, end)}, as {@link KnownTexts} keeps it. */
     private static String known(Scratch s, MemorySegment segment, int from, int end) {
         int length = end - from;
-        search:
-        for (int k = 0; k < s.nameCount; k++) {
-            String name = s.names[k];
-            if (name.length() != length) {
-                continue;
-            }
-            for (int i = 0; i < length; i++) {
-                if (name.charAt(i) != segment.get(ValueLayout.JAVA_BYTE, from + i)) {
-                    continue search;
-                }
-            }
-            return name;
-        }
         MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, from, s.text, 0, length);
-        String name = new String(s.text, 0, length, StandardCharsets.US_ASCII);
-        if (s.nameCount < KNOWN_NAMES) {
-            s.names[s.nameCount++] = name;
-        }
-        return name;
+        String known = KnownTexts.of(s.text, 0, length);
+        return known != null ? known : new String(s.text, 0, length, StandardCharsets.US_ASCII);
     }
 
     /**
@@ -412,7 +535,7 @@ final class NativeFiles {
      */
     List<String> list(String dir, String name) throws IOException {
         Scratch s = scratch.get();
-        if (!encode(s.path, dir, name)) {
+        if (!s.encode(dir, name)) {
             return null;
         }
         int fd = openat(s, O_RDONLY | directoryFlag | O_NONBLOCK | O_CLOEXEC);
@@ -421,10 +544,10 @@ final class NativeFiles {
             if (error == ENOTDIR) {
                 throw new NotDirectoryException(joined(dir, name));
             }
-            throwIfKnown(error, dir, name);
+            throwIfKnown(error, dir, null, name);
             return null;
         }
-        List<String> names = new ArrayList<>();
+        int count = 0;
         try {
             while (true) {
                 long n;
@@ -459,15 +582,21 @@ final class NativeFiles {
                         s.text[length++] = b;
                     }
                     if (!(length == 1 && s.text[0] == '.') && !(length == 2 && s.text[0] == '.' && s.text[1] == '.')) {
-                        names.add(new String(s.text, 0, length, StandardCharsets.US_ASCII));
+                        String known = KnownTexts.of(s.text, 0, length);
+                        if (count == s.listed.length) {
+                            s.listed = Arrays.copyOf(s.listed, count * 2);
+                        }
+                        s.listed[count++] = known != null ? known
+                                : new String(s.text, 0, length, StandardCharsets.US_ASCII);
                     }
                     at += recordLength;
                 }
             }
+            return Collections.unmodifiableList(Arrays.asList(Arrays.copyOf(s.listed, count)));
         } finally {
             closeQuietly(fd);
+            Arrays.fill(s.listed, 0, count, null); // the scratch holds no names between listings
         }
-        return Collections.unmodifiableList(names);
     }
 
     /**
@@ -478,7 +607,7 @@ final class NativeFiles {
      */
     int type(String dir, String name, boolean follow) {
         Scratch s = scratch.get();
-        if (!encode(s.path, dir, name)) {
+        if (!s.encode(dir, name)) {
             return -1;
         }
         int result;
@@ -494,9 +623,25 @@ final class NativeFiles {
         return result != 0 ? MISSING : s.stat.get(ValueLayout.JAVA_INT, modeOffset) & S_IFMT;
     }
 
+    /**
+     * {@code openat(2)} of the path in {@code s.path}; after a failure {@link Scratch#errno()} says why. A path whose
+     * last open failed is opened through the capturing handle at once; any other through the one that captures
+     * nothing, and only when that fails, again through the capturing one (class comment).
+     */
     private int openat(Scratch s, int flags) throws IOException {
         try {
-            return (int) openat.invokeExact(s.state, AT_FDCWD, s.pathAddress, flags, 0);
+            if (s.failedBefore()) {
+                return (int) openatErrno.invokeExact(s.state, AT_FDCWD, s.pathAddress, flags, 0);
+            }
+            int fd = (int) openat.invokeExact(AT_FDCWD, s.pathAddress, flags, 0);
+            if (fd >= 0) {
+                return fd;
+            }
+            fd = (int) openatErrno.invokeExact(s.state, AT_FDCWD, s.pathAddress, flags, 0);
+            if (fd < 0) {
+                s.failedNow();
+            }
+            return fd;
         } catch (Throwable e) {
             throw failed(e);
         }
@@ -539,75 +684,12 @@ final class NativeFiles {
         return new IOException("native call failed: " + e, e);
     }
 
-    /**
-     * Writes {@code dir/name} (or {@code dir}) NUL-terminated into {@code path}; false when it is not plain ASCII
-     * without NUL, too long, or empty, which the NIO way handles.
-     */
-    private static boolean encode(MemorySegment path, String dir, String name) {
-        int at = put(path, dir, 0);
-        if (at <= 0) {
-            return false;
-        }
-        if (name != null) {
-            if (dir.charAt(dir.length() - 1) != '/') {
-                path.set(ValueLayout.JAVA_BYTE, at++, (byte) '/');
-            }
-            at = put(path, name, at);
-            if (at < 0) {
-                return false;
-            }
-        }
-        if (at >= PATH_BYTES) {
-            return false;
-        }
-        path.set(ValueLayout.JAVA_BYTE, at, (byte) 0);
-        return true;
-    }
-
-    /** {@link #encode(MemorySegment, String, String)} of {@code dir/entry/name}, without joining them first. */
-    private static boolean encode(MemorySegment path, String dir, String entry, String name) {
-        int at = put(path, dir, 0);
-        if (at <= 0) {
-            return false;
-        }
-        if (dir.charAt(dir.length() - 1) != '/') {
-            path.set(ValueLayout.JAVA_BYTE, at++, (byte) '/');
-        }
-        at = put(path, entry, at);
-        if (at <= 0 || at + 1 >= PATH_BYTES) {
-            return false;
-        }
-        path.set(ValueLayout.JAVA_BYTE, at++, (byte) '/');
-        at = put(path, name, at);
-        if (at < 0 || at >= PATH_BYTES) {
-            return false;
-        }
-        path.set(ValueLayout.JAVA_BYTE, at, (byte) 0);
-        return true;
-    }
-
-    /** Puts the ASCII text at {@code at}; the position after it, or -1 when it does not fit or is not ASCII. */
-    private static int put(MemorySegment path, String text, int at) {
-        int length = text.length();
-        if (at + length >= PATH_BYTES) {
-            return -1;
-        }
-        for (int i = 0; i < length; i++) {
-            char c = text.charAt(i);
-            if (c == 0 || c >= 0x80) {
-                return -1;
-            }
-            path.set(ValueLayout.JAVA_BYTE, at + i, (byte) c);
-        }
-        return at + length;
-    }
-
     /** Throws what NIO throws for the errors it names by type; returns for any other error. */
-    private static void throwIfKnown(int error, String dir, String name) throws IOException {
+    private static void throwIfKnown(int error, String dir, String entry, String name) throws IOException {
         switch (error) {
-            case ENOENT -> throw new Missing(joined(dir, name));
-            case EACCES -> throw new AccessDeniedException(joined(dir, name));
-            case ELOOP -> throw new FileSystemException(joined(dir, name), null,
+            case ENOENT -> throw new Missing(dir, entry, name);
+            case EACCES -> throw new AccessDeniedException(joined(dir, child(entry, name)));
+            case ELOOP -> throw new FileSystemException(joined(dir, child(entry, name)), null,
                     "Too many levels of symbolic links or unable to access attributes of symbolic link");
             default -> {
                 // the NIO way answers with its own words
@@ -622,8 +704,29 @@ final class NativeFiles {
     private static final class Missing extends NoSuchFileException {
         private static final long serialVersionUID = 1L;
 
-        Missing(String file) {
-            super(file);
+        private final String dir;
+        private final String entry;
+        private final String name;
+
+        /**
+         * The file is {@code dir/entry/name} ({@code dir/name} without an entry), joined only when asked for: most
+         * callers take a missing optional attribute as its absence and never look.
+         */
+        Missing(String dir, String entry, String name) {
+            super(null);
+            this.dir = dir;
+            this.entry = entry;
+            this.name = name;
+        }
+
+        @Override
+        public String getFile() {
+            return joined(dir, child(entry, name));
+        }
+
+        @Override
+        public String getMessage() {
+            return getFile(); // what NoSuchFileException(file) says: the file, without a reason
         }
 
         @Override

@@ -294,6 +294,83 @@ class AttributeFilesTest {
     }
 
     @Test
+    void aPathThatFailedBeforeIsAnsweredAsAnyOtherWhenItFailsAgainAndWhenItAppears() throws IOException {
+        // The native reader asks a path whose last open or link read failed through another handle (docs/BUILD.md,
+        // "The native reader's reads"): the answers must not change with that, in either direction.
+        Path device = Files.createDirectories(dir.resolve("0000:1b:00.4"));
+        Path attribute = device.resolve("gpu_instance_id");
+        for (int round = 0; round < 3; round++) {
+            assertThatThrownBy(() -> AttributeFiles.read(device, "gpu_instance_id", ScanScope.none()))
+                    .isInstanceOf(NoSuchFileException.class).hasMessage(attribute.toString())
+                    .extracting(e -> ((NoSuchFileException) e).getFile()).isEqualTo(attribute.toString());
+        }
+        Files.writeString(attribute, "3\n");
+        for (int round = 0; round < 2; round++) {
+            assertThat(AttributeFiles.readStripped(device, "gpu_instance_id", ScanScope.none())).isEqualTo("3");
+        }
+        Files.delete(attribute);
+        assertThatThrownBy(() -> AttributeFiles.read(device, "gpu_instance_id", ScanScope.none()))
+                .isInstanceOf(NoSuchFileException.class).hasMessage(attribute.toString());
+        Files.createDirectory(attribute);
+        assertThatThrownBy(() -> AttributeFiles.read(device, "gpu_instance_id", ScanScope.none()))
+                .isInstanceOf(AttributeFiles.NotRegularFileException.class);
+
+        Path driver = device.resolve("driver");
+        for (int round = 0; round < 3; round++) {
+            assertThatThrownBy(() -> AttributeFiles.linkName(dir, "0000:1b:00.4", "driver"))
+                    .isInstanceOf(NoSuchFileException.class).hasMessage(driver.toString())
+                    .extracting(e -> ((NoSuchFileException) e).getFile()).isEqualTo(driver.toString());
+        }
+        Files.createSymbolicLink(driver, Path.of("../../../bus/pci/drivers/vfio-pci"));
+        assertThat(AttributeFiles.linkName(dir, "0000:1b:00.4", "driver")).isEqualTo("vfio-pci");
+        assertThat(AttributeFiles.linkName(device, "driver")).isEqualTo("vfio-pci");
+        Files.delete(driver);
+        Files.writeString(driver, "not a link\n");
+        for (int round = 0; round < 2; round++) {
+            assertThatThrownBy(() -> AttributeFiles.linkName(dir, "0000:1b:00.4", "driver"))
+                    .isInstanceOf(java.nio.file.NotLinkException.class).hasMessageContaining("driver");
+        }
+        Files.delete(driver);
+        assertThatThrownBy(() -> AttributeFiles.linkName(device, "driver")).isInstanceOf(NoSuchFileException.class)
+                .hasMessage(driver.toString());
+
+        Path vfioDev = device.resolve("vfio-dev");
+        for (int round = 0; round < 2; round++) {
+            assertThatThrownBy(() -> AttributeFiles.list(vfioDev)).isInstanceOf(NoSuchFileException.class)
+                    .hasMessage(vfioDev.toString());
+        }
+        Files.createDirectories(vfioDev.resolve("vfio3"));
+        assertThat(AttributeFiles.list(vfioDev)).containsExactly("vfio3");
+    }
+
+    @Test
+    void manyFailingPathsOnOneThreadStillGetTheirOwnAnswers() throws IOException {
+        // More failing paths than the native reader's per-thread set holds (it starts afresh when half full), read
+        // twice, then every other one created: each answer is the path's own.
+        Path device = Files.createDirectories(dir.resolve("0000:1b:00.4"));
+        int count = 5_000;
+        for (int round = 0; round < 2; round++) {
+            for (int i = 0; i < count; i++) {
+                String name = "missing" + i;
+                assertThatThrownBy(() -> AttributeFiles.read(device, name, ScanScope.none()))
+                        .isInstanceOf(NoSuchFileException.class).hasMessage(device.resolve(name).toString());
+            }
+        }
+        for (int i = 0; i < count; i += 2) {
+            Files.writeString(device.resolve("missing" + i), i + "\n");
+        }
+        for (int i = 0; i < count; i++) {
+            String name = "missing" + i;
+            if (i % 2 == 0) {
+                assertThat(AttributeFiles.readStripped(device, name, ScanScope.none())).isEqualTo(String.valueOf(i));
+            } else {
+                assertThatThrownBy(() -> AttributeFiles.read(device, name, ScanScope.none()))
+                        .isInstanceOf(NoSuchFileException.class).hasMessage(device.resolve(name).toString());
+            }
+        }
+    }
+
+    @Test
     void namesOutsideAsciiAreReadAsNioReadsThem() throws IOException {
         Path odd = Files.createDirectories(dir.resolve("typ\u00e9"));
         Files.writeString(odd.resolve("name"), "GRID \u00e9\n");
