@@ -5,7 +5,7 @@ import java.util.Set;
 
 /**
  * What a source instance's last completed scan logged as skips, so that a rescan of an unchanged host does not
- * repeat them at WARN (README, "Troubleshooting with {@code discover}"): the keys of that scan's WARN-eligible
+ * repeat them at WARN (docs/RELIABILITY.md, "Host files"): the keys of that scan's WARN-eligible
  * skips (its first {@value Discovery#LISTED_SKIPS}, at most that many keys) and the text of its summary line, if it
  * had one. One per source instance, handed to every {@link Scan} of it; a fresh instance remembers nothing, so its
  * first scan logs every skip as a first appearance.
