@@ -34,7 +34,8 @@ import org.slf4j.LoggerFactory;
  * <pre>{@code
  * Discovery found = new MdevSource().discover(Host.of(Path.of("/")));
  * }</pre>
- * Stateless and thread-safe.
+ * Thread-safe: a scan's state lives in its {@code discover} call; the only state kept across scans is which skips
+ * the last one logged ({@link SkipLog}): a rescan logs at WARN only the skips that are new or changed.
  */
 public final class MdevSource implements DeviceSource {
 
@@ -44,6 +45,8 @@ public final class MdevSource implements DeviceSource {
     private static final Logger LOG = LoggerFactory.getLogger(MdevSource.class);
     private static final String MDEV_DEVICES = PciBus.MDEV_DEVICES;
     private static final IdentityCheck IDENTITY = new IdentityCheck("mdev-type", "mdev type");
+
+    private final SkipLog skipLog = new SkipLog();
 
     /** Creates the source; {@link java.util.ServiceLoader} does this. */
     public MdevSource() {
@@ -69,7 +72,7 @@ public final class MdevSource implements DeviceSource {
      */
     @Override
     public Discovery discover(Host host) throws IOException {
-        Scan scan = new Scan(NAME, LOG);
+        Scan scan = new Scan(NAME, LOG, skipLog);
         Map<String, ParentFacts> parents = new HashMap<>();
         for (PciBus.Entry mdev : PciBus.listMdev(host)) {
             inspect(host, mdev.name(), mdev.dir(), scan, parents);

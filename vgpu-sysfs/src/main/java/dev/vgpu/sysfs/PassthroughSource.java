@@ -46,7 +46,8 @@ import org.slf4j.LoggerFactory;
  * <pre>{@code
  * Discovery found = new PassthroughSource().discover(Host.of(Path.of("/")).withPciIds(names));
  * }</pre>
- * Stateless and thread-safe: a scan's state lives in its {@code discover} call.
+ * Thread-safe: a scan's state lives in its {@code discover} call; the only state kept across scans is which skips
+ * the last one logged ({@link SkipLog}): a rescan logs at WARN only the skips that are new or changed.
  */
 public final class PassthroughSource implements DeviceSource {
 
@@ -57,6 +58,8 @@ public final class PassthroughSource implements DeviceSource {
     /** The drivers that hand a function to a VM. */
     static final Set<String> VFIO_DRIVERS = Set.of("vfio-pci", "nvgrace_gpu_vfio_pci");
     private static final IdentityCheck IDENTITY = new IdentityCheck("pci", "PCI device");
+
+    private final SkipLog skipLog = new SkipLog();
 
     /** Creates the source; {@link java.util.ServiceLoader} does this. */
     public PassthroughSource() {
@@ -82,7 +85,7 @@ public final class PassthroughSource implements DeviceSource {
      */
     @Override
     public Discovery discover(Host host) throws IOException {
-        Scan scan = new Scan(NAME, LOG);
+        Scan scan = new Scan(NAME, LOG, skipLog);
         IommuGroups groups = null;
         for (PciBus.Entry entry : PciBus.listPci(host)) {
             groups = inspect(host, entry, scan, groups);

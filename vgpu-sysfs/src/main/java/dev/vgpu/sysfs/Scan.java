@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
@@ -33,6 +34,13 @@ import org.slf4j.Logger;
  * discoveries) and only counts the others, by reason class (the reason with the device id taken out, at most
  * {@value #REASON_CLASSES} classes); WARN lines stop after as many skips, and {@link #done()} logs one line with
  * the counts.
+ *
+ * <p>Rescans log what changed: a WARN-eligible skip (one of the first {@value Discovery#LISTED_SKIPS} in walk
+ * order, counted as before) is logged at WARN only when the source instance's previous completed scan did not
+ * skip the same id with the same reason, else at DEBUG as unchanged; the summary line likewise when its text
+ * differs from that scan's. Only log levels depend on the earlier scan, never the {@link Discovery}. The previous
+ * scan is read once, when this scan is created, and this scan's own log is published when {@link #done()}
+ * completes; see {@link SkipLog} for which thread owns what.
  */
 final class Scan {
 
@@ -48,12 +56,24 @@ final class Scan {
     private final Map<String, Integer> unlisted = new TreeMap<>();
     private int unlistedCount;
     private int logged;
+    /** What the source instance's last completed scan logged; read once, when this scan starts. */
+    private final SkipLog.Last previous;
+    private final SkipLog skipLog;
+    /** This scan's WARN-eligible skips, published by {@link #done()}; at most {@value Discovery#LISTED_SKIPS}. */
+    private final Set<SkipLog.Key> eligible = new HashSet<>();
     /** Resource name → the full names its devices were grouped by. */
     private final Map<String, Set<String>> claims = new HashMap<>();
 
-    Scan(String source, Logger log) {
+    /**
+     * Starts a scan.
+     *
+     * @param skipLog the source instance's memory of its last completed scan, read now and replaced by {@link #done()}
+     */
+    Scan(String source, Logger log, SkipLog skipLog) {
         this.source = source;
         this.log = log;
+        this.skipLog = skipLog;
+        this.previous = skipLog.last();
     }
 
     /**
@@ -67,11 +87,20 @@ final class Scan {
         claims.computeIfAbsent(device.resource().name(), k -> new TreeSet<>()).add(fullName);
     }
 
-    /** Skips a device a user could fix (bad configuration, garbage files): logged at WARN. */
+    /**
+     * Skips a device a user could fix (bad configuration, garbage files): logged at WARN, unless the previous
+     * completed scan skipped the same id for the same reason (then at DEBUG, as unchanged).
+     */
     void skip(String id, String reason) {
         if (logged++ < Discovery.LISTED_SKIPS) {
-            log.warn("{}: skipping {}: {}", source, SysfsFiles.printable(id), reason);
-        } else {
+            SkipLog.Key key = new SkipLog.Key(id, reason);
+            eligible.add(key);
+            if (!previous.skips().contains(key)) {
+                log.warn("{}: skipping {}: {}", source, SysfsFiles.printable(id), reason);
+            } else if (log.isDebugEnabled()) {
+                log.debug("{}: still skipping {}: {}", source, SysfsFiles.printable(id), reason);
+            }
+        } else if (log.isDebugEnabled()) {
             log.debug("{}: skipping {}: {}", source, SysfsFiles.printable(id), reason);
         }
         record(id, reason);
@@ -79,7 +108,9 @@ final class Scan {
 
     /** Skips a device for a reason nobody needs to act on (it vanished mid-scan): logged at DEBUG. */
     void skipQuietly(String id, String reason) {
-        log.debug("{}: skipping {}: {}", source, SysfsFiles.printable(id), reason);
+        if (log.isDebugEnabled()) {
+            log.debug("{}: skipping {}: {}", source, SysfsFiles.printable(id), reason);
+        }
         record(id, reason);
     }
 
@@ -113,7 +144,10 @@ final class Scan {
         log.debug("{}: ignoring {}: {}", source, id, why);
     }
 
-    /** What the scan found, sorted by id so that equal hosts give equal discoveries whatever the walk order. */
+    /**
+     * What the scan found, sorted by id so that equal hosts give equal discoveries whatever the walk order; then
+     * publishes this scan's log of skips to the source instance's {@link SkipLog}.
+     */
     Discovery done() {
         claims.forEach((resource, names) -> {
             if (names.size() > 1) {
@@ -130,14 +164,23 @@ final class Scan {
             }
         });
         log.debug("{}: scan found {} devices, skipped {}", source, devices.size(), skipped.size() + unlistedCount);
+        String summary = null;
         if (unlistedCount > 0) {
-            log.warn("{}: {} more devices skipped than listed (the first {} by id are): {}", source, unlistedCount,
-                    Discovery.LISTED_SKIPS, unlisted.entrySet().stream().map(e -> e.getValue() + " × " + e.getKey())
-                            .collect(Collectors.joining("; ")));
+            summary = unlistedCount + " more devices skipped than listed (the first " + Discovery.LISTED_SKIPS
+                    + " by id are): " + unlisted.entrySet().stream().map(e -> e.getValue() + " × " + e.getKey())
+                            .collect(Collectors.joining("; "));
+            if (!summary.equals(previous.summary())) {
+                log.warn("{}: {}", source, summary);
+            } else {
+                log.debug("{}: unchanged since the last scan: {}", source, summary);
+            }
         }
         devices.sort(Comparator.comparing(Device::id));
         List<Skipped> listed = new ArrayList<>(skipped);
         listed.sort(ORDER);
-        return new Discovery(devices, listed, unlistedCount);
+        Discovery discovery = new Discovery(devices, listed, unlistedCount);
+        // Last: a scan that throws before here publishes nothing.
+        skipLog.publish(new SkipLog.Last(eligible, summary));
+        return discovery;
     }
 }

@@ -62,7 +62,9 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Thread-safe; each scan keeps its own state, and the learned names ({@link TypeNameMemory}) are the only state
- * kept across scans, per host root and card: a card's names are forgotten when a whole scan no longer sees it.
+ * kept across scans that changes what is discovered, per host root and card: a card's names are forgotten when a
+ * whole scan no longer sees it. Besides, which skips the last scan logged ({@link SkipLog}) is kept so that a rescan
+ * logs at WARN only the skips that are new or changed.
  */
 public final class VendorVfioSource implements DeviceSource {
 
@@ -75,6 +77,7 @@ public final class VendorVfioSource implements DeviceSource {
     private static final String GPU_INSTANCE = "nvidia/gpu_instance_id";
 
     private final TypeNameMemory memory = new TypeNameMemory();
+    private final SkipLog skipLog = new SkipLog();
 
     /** Creates the source; {@link java.util.ServiceLoader} does this. */
     public VendorVfioSource() {
@@ -101,7 +104,7 @@ public final class VendorVfioSource implements DeviceSource {
     @Override
     public Discovery discover(Host host) throws IOException {
         host.stateDirectory().ifPresent(directory -> memory.readState(host.root(), directory));
-        ScanState state = new ScanState(host, new Scan(NAME, LOG), new CardCatalogs(host, memory));
+        ScanState state = new ScanState(host, new Scan(NAME, LOG, skipLog), new CardCatalogs(host, memory));
         for (PciBus.Entry entry : PciBus.listPci(host)) {
             inspect(entry, state);
         }
