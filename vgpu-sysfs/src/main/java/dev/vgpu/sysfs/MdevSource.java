@@ -72,7 +72,7 @@ public final class MdevSource implements DeviceSource {
      */
     @Override
     public Discovery discover(Host host) throws IOException {
-        Scan scan = new Scan(NAME, LOG, skipLog);
+        Scan scan = new Scan(NAME, LOG, skipLog, host.root());
         Map<String, ParentFacts> parents = new HashMap<>();
         for (PciBus.Entry mdev : PciBus.listMdev(host)) {
             inspect(host, mdev.name(), mdev.dir(), scan, parents);

@@ -85,7 +85,7 @@ public final class PassthroughSource implements DeviceSource {
      */
     @Override
     public Discovery discover(Host host) throws IOException {
-        Scan scan = new Scan(NAME, LOG, skipLog);
+        Scan scan = new Scan(NAME, LOG, skipLog, host.root());
         IommuGroups groups = null;
         for (PciBus.Entry entry : PciBus.listPci(host)) {
             groups = inspect(host, entry, scan, groups);

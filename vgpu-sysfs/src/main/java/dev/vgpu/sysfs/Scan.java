@@ -59,6 +59,7 @@ final class Scan {
     /** What the source instance's last completed scan logged; read once, when this scan starts. */
     private final SkipLog.Last previous;
     private final SkipLog skipLog;
+    private final Path root;
     /** This scan's WARN-eligible skips, published by {@link #done()}; at most {@value Discovery#LISTED_SKIPS}. */
     private final Set<SkipLog.Key> eligible = new HashSet<>();
     /** Resource name → the full names its devices were grouped by. */
@@ -68,12 +69,14 @@ final class Scan {
      * Starts a scan.
      *
      * @param skipLog the source instance's memory of its last completed scan, read now and replaced by {@link #done()}
+     * @param root    the host root scanned: what the last scan logged counts only for the same root
      */
-    Scan(String source, Logger log, SkipLog skipLog) {
+    Scan(String source, Logger log, SkipLog skipLog, Path root) {
         this.source = source;
         this.log = log;
         this.skipLog = skipLog;
-        this.previous = skipLog.last();
+        this.root = root;
+        this.previous = skipLog.last(root);
     }
 
     /**
@@ -180,7 +183,7 @@ final class Scan {
         listed.sort(ORDER);
         Discovery discovery = new Discovery(devices, listed, unlistedCount);
         // Last: a scan that throws before here publishes nothing.
-        skipLog.publish(new SkipLog.Last(eligible, summary));
+        skipLog.publish(new SkipLog.Last(root, eligible, summary));
         return discovery;
     }
 }

@@ -1,14 +1,17 @@
 package dev.vgpu.sysfs;
 
 import dev.vgpu.core.spi.Discovery;
+import java.nio.file.Path;
+import java.util.Objects;
 import java.util.Set;
 
 /**
  * What a source instance's last completed scan logged as skips, so that a rescan of an unchanged host does not
  * repeat them at WARN (docs/RELIABILITY.md, "Host files"): the keys of that scan's WARN-eligible
  * skips (its first {@value Discovery#LISTED_SKIPS}, at most that many keys) and the text of its summary line, if it
- * had one. One per source instance, handed to every {@link Scan} of it; a fresh instance remembers nothing, so its
- * first scan logs every skip as a first appearance.
+ * had one, and the host root it scanned. One per source instance, handed to every {@link Scan} of it; a fresh
+ * instance remembers nothing, so its first scan logs every skip as a first appearance, and so does a scan of another
+ * host root than the last one (an embedding user may scan several roots with one instance).
  *
  * <p>Threads: a source's {@code discover} may run on several threads at once. Each {@link Scan} reads
  * {@link #last()} once, when it is created, and owns that immutable value for its whole run; its own keys are
@@ -34,12 +37,13 @@ final class SkipLog {
     /**
      * A completed scan's log of skips.
      *
+     * @param root    the host root it scanned, or {@code null} in {@link #NONE}
      * @param skips   the keys of its WARN-eligible skips, immutable, at most {@value Discovery#LISTED_SKIPS}
      * @param summary the text of its "more devices skipped than listed" line, or {@code null} when it had none
      */
-    record Last(Set<Key> skips, String summary) {
-        /** What a source instance that has not completed a scan remembers. */
-        static final Last NONE = new Last(Set.of(), null);
+    record Last(Path root, Set<Key> skips, String summary) {
+        /** What a source instance that has not completed a scan (of this root) remembers. */
+        static final Last NONE = new Last(null, Set.of(), null);
 
         Last {
             skips = Set.copyOf(skips);
@@ -51,9 +55,10 @@ final class SkipLog {
 
     private volatile Last last = Last.NONE;
 
-    /** What the last completed scan published; {@link Last#NONE} before the first. */
-    Last last() {
-        return last;
+    /** What the last completed scan published, if it scanned {@code root}; else {@link Last#NONE}. */
+    Last last(Path root) {
+        Last known = last;
+        return Objects.equals(known.root(), root) ? known : Last.NONE;
     }
 
     /** Replaces what is remembered with what a scan that has just completed logged. */

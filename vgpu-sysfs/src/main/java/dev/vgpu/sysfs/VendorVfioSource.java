@@ -104,7 +104,7 @@ public final class VendorVfioSource implements DeviceSource {
     @Override
     public Discovery discover(Host host) throws IOException {
         host.stateDirectory().ifPresent(directory -> memory.readState(host.root(), directory));
-        ScanState state = new ScanState(host, new Scan(NAME, LOG, skipLog), new CardCatalogs(host, memory));
+        ScanState state = new ScanState(host, new Scan(NAME, LOG, skipLog, host.root()), new CardCatalogs(host, memory));
         for (PciBus.Entry entry : PciBus.listPci(host)) {
             inspect(entry, state);
         }

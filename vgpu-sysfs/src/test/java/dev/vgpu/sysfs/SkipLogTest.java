@@ -205,6 +205,7 @@ class SkipLogTest extends SourceTestBase {
     // ---- the scans' overlap, step by step -------------------------------------------------------------------
 
     private static final Logger LOG = LoggerFactory.getLogger(SkipLogTest.class);
+    private static final Path HOST = Path.of("/host");
 
     static long warns(String log, String id) {
         return log.lines().filter(line -> line.contains(" WARN ") && line.contains("test: skipping " + id + ":"))
@@ -216,8 +217,8 @@ class SkipLogTest extends SourceTestBase {
         SkipLog skipLog = new SkipLog();
 
         String log = CapturedStderr.of(() -> {
-            Scan slow = new Scan("test", LOG, skipLog);
-            Scan fast = new Scan("test", LOG, skipLog);
+            Scan slow = new Scan("test", LOG, skipLog, HOST);
+            Scan fast = new Scan("test", LOG, skipLog, HOST);
             fast.skip("x", "reason x");
             fast.skip("y", "reason y");
             fast.done();
@@ -232,7 +233,7 @@ class SkipLogTest extends SourceTestBase {
 
         // The last scan to complete (slow: x, z) is what the next one compares with.
         String next = CapturedStderr.of(() -> {
-            Scan scan = new Scan("test", LOG, skipLog);
+            Scan scan = new Scan("test", LOG, skipLog, HOST);
             scan.skip("x", "reason x");
             scan.skip("y", "reason y");
             scan.skip("z", "reason z");
@@ -244,19 +245,38 @@ class SkipLogTest extends SourceTestBase {
     }
 
     @Test
+    void aScanOfAnotherHostRootLogsItsSkipsAsNew() {
+        SkipLog skipLog = new SkipLog();
+        Path other = Path.of("/other-host");
+
+        String log = CapturedStderr.of(() -> {
+            for (Path root : List.of(HOST, other, other, HOST)) {
+                Scan scan = new Scan("test", LOG, skipLog, root);
+                scan.skip("x", "reason x");
+                scan.done();
+            }
+        });
+
+        // HOST: new; other: new (another root); other: a repeat; HOST: new again (the last scan was of other)
+        assertThat(warns(log, "x")).isEqualTo(3);
+        assertThat(skipLog.last(other)).isEqualTo(SkipLog.Last.NONE);
+        assertThat(skipLog.last(HOST).skips()).containsExactly(new SkipLog.Key("x", "reason x"));
+    }
+
+    @Test
     void aScanThatNeverCompletesPublishesNothing() {
         SkipLog skipLog = new SkipLog();
 
         String log = CapturedStderr.of(() -> {
-            Scan failed = new Scan("test", LOG, skipLog);
+            Scan failed = new Scan("test", LOG, skipLog, HOST);
             failed.skip("x", "reason x");
-            Scan next = new Scan("test", LOG, skipLog);
+            Scan next = new Scan("test", LOG, skipLog, HOST);
             next.skip("x", "reason x");
             next.done();
         });
 
         assertThat(warns(log, "x")).isEqualTo(2);
-        assertThat(skipLog.last().skips()).containsExactly(new SkipLog.Key("x", "reason x"));
+        assertThat(skipLog.last(HOST).skips()).containsExactly(new SkipLog.Key("x", "reason x"));
     }
 
     @Test
@@ -264,7 +284,7 @@ class SkipLogTest extends SourceTestBase {
         SkipLog skipLog = new SkipLog();
         String log = CapturedStderr.of(() -> {
             for (int round = 0; round < 2; round++) {
-                Scan scan = new Scan("test", LOG, skipLog);
+                Scan scan = new Scan("test", LOG, skipLog, HOST);
                 for (int i = 0; i < Discovery.LISTED_SKIPS + 50; i++) {
                     scan.skip("d" + i, "reason");
                 }
@@ -272,7 +292,7 @@ class SkipLogTest extends SourceTestBase {
             }
         });
 
-        assertThat(skipLog.last().skips()).hasSize(Discovery.LISTED_SKIPS)
+        assertThat(skipLog.last(HOST).skips()).hasSize(Discovery.LISTED_SKIPS)
                 .contains(new SkipLog.Key("d0", "reason"), new SkipLog.Key("d99", "reason"))
                 .doesNotContain(new SkipLog.Key("d100", "reason"));
         assertThat(log.lines().filter(line -> line.contains(" WARN ") && line.contains("test: skipping ")))
