@@ -160,7 +160,7 @@ public final class PassthroughSource implements DeviceSource {
         String group;
         OptionalInt numa;
         try {
-            vendor = PciBus.vendor(host, dir);
+            vendor = PciBus.vendor(host, entry);
             if (!vendor.equals(PciBus.NVIDIA_VENDOR)) {
                 scan.ignore(bdf, "vendor " + vendor + " is not NVIDIA");
                 return groups;

@@ -4,6 +4,8 @@ import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.ScanScope;
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -11,12 +13,15 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The parts of {@code sys/bus/...} walking that every source shares. The bus listing, each function's driver link
- * and its vendor id are read at most once per scan whichever sources ask ({@link SharedRead}, through the
- * {@link Host#scanScope() scan scope}); both PCI sources walk every function.
+ * and its vendor id are read at most once per scan whichever sources ask: the listing through the
+ * {@link Host#scanScope() scan scope} ({@link SharedRead}), and the driver and vendor of a listed function in its
+ * {@link Entry}, which the listing shares with every source of the scan; both PCI sources walk every function.
  */
 final class PciBus {
 
@@ -55,11 +60,15 @@ final class PciBus {
 
     private static List<Entry> list(Host host, String busDirectory, boolean busMayBeAbsent) throws IOException {
         Path directory = host.path(busDirectory);
+        ScanScope scope = host.scanScope();
+        // Under ScanScope.none() the entries keep nothing either: each ask of a driver or vendor reads.
+        BusMemo memo = scope == ScanScope.none() ? null : BusMemo.of(scope);
         return SharedRead.once(host, new BusListing(directory),
-                () -> listNow(host.root(), directory, busMayBeAbsent));
+                () -> listNow(host.root(), directory, busMayBeAbsent, memo));
     }
 
-    private static List<Entry> listNow(Path root, Path directory, boolean busMayBeAbsent) throws IOException {
+    private static List<Entry> listNow(Path root, Path directory, boolean busMayBeAbsent, BusMemo memo)
+            throws IOException {
         if (!Files.isDirectory(root)) {
             throw new NoSuchFileException(root.toString(), null, "the host root is not a readable directory");
         }
@@ -70,11 +79,11 @@ final class PciBus {
                 List<String> names = AttributeFiles.list(directory);
                 found = new ArrayList<>(names.size());
                 for (String name : names) {
-                    found.add(new Entry(directory, name, null));
+                    found.add(new Entry(directory, name, null, memo));
                 }
             } else {
                 found = new ArrayList<>();
-                listInto(directory, found);
+                listInto(directory, found, memo);
             }
         } catch (NoSuchFileException e) {
             Path bus = directory.getParent();
@@ -85,40 +94,66 @@ final class PciBus {
             throw new NoSuchFileException(directory.toString(), null, root.relativize(directory)
                     + " is missing under the host root " + root + " (is the host's /sys mounted there?)");
         }
-        return Collections.unmodifiableList(found);
+        List<Entry> listed = Collections.unmodifiableList(found);
+        if (memo != null) {
+            memo.listed(directory, listed);
+        }
+        return listed;
     }
 
-    private static void listInto(Path directory, List<Entry> found) throws IOException {
+    private static void listInto(Path directory, List<Entry> found, BusMemo memo) throws IOException {
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
             for (Path entry : entries) {
                 // Not cut from entry.toString(): the path would keep that text for the rest of the scan, one more
                 // full path per entry, which 100,000 dangling entries cannot afford within the manifest's heap.
-                found.add(new Entry(directory, entry.getFileName().toString(), entry));
+                found.add(new Entry(directory, entry.getFileName().toString(), entry, memo));
             }
         }
     }
 
     /**
-     * One entry of a bus directory, named once per scan for every source that walks it. Where the native reader
-     * lists, its {@link Path} is made on the first {@link #dir()}: a source reads only the driver link of most
-     * functions ({@link #driver(Host, Entry)}, by name), so the 4,000 functions of other vendors on a large host
-     * need no path and no path text.
+     * One entry of a bus directory, named once per scan for every source that walks it, and the outcomes of its
+     * {@code driver} link and {@code vendor} reads in that scan. Where the native reader lists, its {@link Path} is
+     * made on the first {@link #dir()}: a source reads only the driver link of most functions
+     * ({@link #driver(Host, Entry)}, by name), so the 4,000 functions of other vendors on a large host need no path,
+     * no path text and no scope key.
      *
-     * <p>Threads: the sources of one scan share the entries and may ask {@link #dir()} or the driver at once; each
-     * then makes an equal path or driver key and either one is kept (a path is immutable and safely published by its
-     * final fields; the scope answers every equal key with the one it filled).
+     * <p>Threads: the sources of one scan share the entries and may ask at once. A path is immutable and safely
+     * published by its final fields, so two threads that each make one may keep either. An outcome is set once, by a
+     * compare-and-set from null: a thread that loses the race drops its own read and answers the one kept, so every
+     * source of the scan sees one answer (two threads may then both have read the file, which only costs the read).
      */
     static final class Entry {
+        private static final VarHandle DRIVER;
+        private static final VarHandle VENDOR;
+
+        static {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.lookup();
+                DRIVER = lookup.findVarHandle(Entry.class, "driver", Object.class);
+                VENDOR = lookup.findVarHandle(Entry.class, "vendor", Object.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
         private final Path bus;
         private final String name;
+        /** The scan's bus memo; null when the listing was made under {@link ScanScope#none()}: nothing is kept. */
+        private final BusMemo memo;
         private volatile Path dir;
-        /** The key of its driver read in the scan that listed it, made on the first ask. */
-        private volatile DriverLink driverKey;
+        /** The driver read's outcome ({@link SharedRead.Outcome}); null before the first read. */
+        @SuppressWarnings("unused") // through DRIVER
+        private volatile Object driver;
+        /** The vendor read's outcome; null before the first read. */
+        @SuppressWarnings("unused") // through VENDOR
+        private volatile Object vendor;
 
-        Entry(Path bus, String name, Path dir) {
+        Entry(Path bus, String name, Path dir, BusMemo memo) {
             this.bus = bus;
             this.name = name;
             this.dir = dir;
+            this.memo = memo;
         }
 
         /** The entry's path under the bus directory (a link to the device's directory). */
@@ -135,6 +170,42 @@ final class PciBus {
         String name() {
             return name;
         }
+
+        private String driver() throws IOException {
+            if (memo == null) {
+                return driverNow(bus, name, dir, new BusMemo());
+            }
+            Object known = DRIVER.getAcquire(this);
+            if (known == null) {
+                Object read;
+                try {
+                    read = SharedRead.Outcome.of(driverNow(bus, name, dir, memo));
+                } catch (IOException e) {
+                    read = SharedRead.Outcome.failed(e);
+                }
+                known = DRIVER.compareAndExchange(this, null, read);
+                known = known == null ? read : known;
+            }
+            return SharedRead.Outcome.answer(known);
+        }
+
+        private String vendor(ScanScope scope) throws IOException {
+            if (memo == null) {
+                return SysfsFiles.hexId(dir(), "vendor", scope);
+            }
+            Object known = VENDOR.getAcquire(this);
+            if (known == null) {
+                Object read;
+                try {
+                    read = SharedRead.Outcome.of(SysfsFiles.hexId(dir(), "vendor", scope));
+                } catch (IOException e) {
+                    read = SharedRead.Outcome.failed(e);
+                }
+                known = VENDOR.compareAndExchange(this, null, read);
+                known = known == null ? read : known;
+            }
+            return SharedRead.Outcome.answer(known);
+        }
     }
 
     /**
@@ -145,35 +216,30 @@ final class PciBus {
      * @throws IOException         when the driver entry cannot be read as a link
      */
     static String driver(Host host, Path deviceDir) throws IOException {
+        ScanScope scope = host.scanScope();
+        Entry listed = scope == ScanScope.none() ? null : BusMemo.of(scope).entry(deviceDir);
+        if (listed != null) {
+            return listed.driver();
+        }
         return SharedRead.once(host, new DriverLink(deviceDir.getParent(), deviceDir.getFileName().toString(),
-                host.scanScope(), deviceDir));
+                scope, deviceDir));
     }
 
     /**
-     * {@link #driver(Host, Path)} of a bus entry, asked by its name: the same read, shared with path asks. The
-     * entry keeps its key, so the second source that asks makes none.
+     * {@link #driver(Host, Path)} of a bus entry, asked by its name: the same read, kept in the entry (no scope key),
+     * which a path ask of the same function in the same scan answers from too.
      */
     static String driver(Host host, Entry entry) throws IOException {
-        ScanScope scope = host.scanScope();
-        if (scope == ScanScope.none()) {
-            return SharedRead.once(host, new DriverLink(entry.bus, entry.name, scope, entry.dir));
-        }
-        DriverLink key = entry.driverKey;
-        if (key == null || key.scope != scope) {
-            key = new DriverLink(entry.bus, entry.name, scope, entry.dir);
-            entry.driverKey = key; // two sources at once may each make one: equal keys, either is kept
-        }
-        return SharedRead.once(host, key);
+        return entry.driver();
     }
 
     /** Reads by the entry's path where the asker has one (NIO listings, path asks), else by bus and name. */
-    private static String driverNow(DriverLink link, BusMemo memo) throws IOException {
-        Path dir = link.dir;
+    private static String driverNow(Path bus, String function, Path dir, BusMemo memo) throws IOException {
         try {
             return dir != null ? SysfsFiles.DRIVER.linkName(dir, memo.driverNames())
-                    : SysfsFiles.DRIVER.linkName(link.bus, link.function, memo.driverNames());
+                    : SysfsFiles.DRIVER.linkName(bus, function, memo.driverNames());
         } catch (NoSuchFileException e) {
-            if (dir != null ? AttributeFiles.isDirectory(dir) : AttributeFiles.isDirectory(link.bus, link.function)) {
+            if (dir != null ? AttributeFiles.isDirectory(dir) : AttributeFiles.isDirectory(bus, function)) {
                 return null;
             }
             throw memo.vanished();
@@ -181,25 +247,70 @@ final class PciBus {
     }
 
     /**
-     * What the driver reads of one scan share, made on the first driver read of the scan and dropped with its scope
-     * (under {@link ScanScope#none()}, made for each read): nothing is kept from one scan or host to the next.
+     * What the driver reads of one scan share, made on the first listing or driver read of the scan and dropped with
+     * its scope (under {@link ScanScope#none()}, made for each read): nothing is kept from one scan or host to the
+     * next.
      *
-     * @param driverNames the driver names seen in {@code driver} links: a host has a few, and each function names one
-     *                    of them, so the scan keeps one copy of each
-     * @param vanished    the one failure of every function of the scan whose bus link dangles or whose directory
-     *                    vanished. Its text names no file, so one stackless copy serves them all: a scan keeps a
-     *                    failure per entry, and 100,000 dangling entries each keeping their own path text did not fit
-     *                    the manifest's heap. Shared within the scan, so nobody may modify it (no
-     *                    {@code addSuppressed}): the sources catch it where they ask for the driver
+     * <p>{@code driverNames}: the driver names seen in {@code driver} links: a host has a few, and each function names
+     * one of them, so the scan keeps one copy of each. {@code vanished}: the one failure of every function of the
+     * scan whose bus link dangles or whose directory vanished. Its text names no file, so one stackless copy serves
+     * them all: a scan keeps a failure per entry, and 100,000 dangling entries each keeping their own path text did
+     * not fit the manifest's heap. Shared within the scan, so nobody may modify it (no {@code addSuppressed}): the
+     * sources catch it where they ask for the driver. {@code pci}: the scan's listing of {@code sys/bus/pci/devices},
+     * once made, so that a path ask of a listed function (an IOMMU group's member) answers from its entry.
+     *
+     * <p>Threads: the names and the failure are thread-safe; the listing and its index are each published once
+     * through a volatile field (two threads that build the index at once build equal ones, either is kept).
      */
-    private record BusMemo(SysfsFiles.Names driverNames, NoSuchFileException vanished) {
+    private static final class BusMemo {
 
         /** The scan-scope key of the memo; one value, since a scope belongs to one scan of one host. */
         private static final Object KEY = BusMemo.class;
 
+        private final SysfsFiles.Names driverNames = new SysfsFiles.Names(64);
+        private final NoSuchFileException vanished = new SharedRead.NoSuchFile(null, null, VANISHED);
+        private volatile Listed pci;
+        private volatile Map<String, Entry> index;
+
         static BusMemo of(ScanScope scope) {
-            return scope.computeIfAbsent(KEY, key -> new BusMemo(new SysfsFiles.Names(64),
-                    new SharedRead.NoSuchFile(null, null, VANISHED)));
+            return scope.computeIfAbsent(KEY, key -> new BusMemo());
+        }
+
+        SysfsFiles.Names driverNames() {
+            return driverNames;
+        }
+
+        NoSuchFileException vanished() {
+            return vanished;
+        }
+
+        /** The scan's listing of {@code sys/bus/pci/devices}: where it is and what it holds. */
+        private record Listed(Path directory, List<Entry> entries) {
+        }
+
+        /** Keeps the scan's PCI listing (the mdev bus is walked by path alone). */
+        void listed(Path directory, List<Entry> entries) {
+            if (directory.endsWith(PCI_DEVICES)) {
+                pci = new Listed(directory, entries);
+            }
+        }
+
+        /** The listed entry of the function at {@code deviceDir}; null when the scan has not listed it. */
+        Entry entry(Path deviceDir) {
+            Listed listed = pci;
+            if (listed == null || !listed.directory().equals(deviceDir.getParent())) {
+                return null;
+            }
+            Map<String, Entry> byName = index;
+            if (byName == null) {
+                byName = new HashMap<>(listed.entries().size() * 4 / 3 + 1);
+                for (Entry entry : listed.entries()) {
+                    byName.put(entry.name(), entry);
+                }
+                index = byName;
+            }
+            Path last = deviceDir.getFileName();
+            return last == null ? null : byName.get(last.toString());
         }
     }
 
@@ -209,7 +320,17 @@ final class PciBus {
      * @throws IOException when the file is missing, unreadable or not {@code 0x} and four hex digits
      */
     static String vendor(Host host, Path deviceDir) throws IOException {
-        return SharedRead.once(host, new VendorId(deviceDir, host.scanScope()));
+        ScanScope scope = host.scanScope();
+        Entry listed = scope == ScanScope.none() ? null : BusMemo.of(scope).entry(deviceDir);
+        if (listed != null) {
+            return listed.vendor(scope);
+        }
+        return SharedRead.once(host, new VendorId(deviceDir, scope));
+    }
+
+    /** {@link #vendor(Host, Path)} of a bus entry: kept in the entry, which path asks in the same scan share. */
+    static String vendor(Host host, Entry entry) throws IOException {
+        return entry.vendor(host.scanScope());
     }
 
     /**
@@ -284,7 +405,7 @@ final class PciBus {
 
         @Override
         String read() throws IOException {
-            return driverNow(this, BusMemo.of(scope));
+            return driverNow(bus, function, dir, scope == ScanScope.none() ? new BusMemo() : BusMemo.of(scope));
         }
 
         @Override

@@ -34,14 +34,11 @@ record SharedRead<T>(T value, IOException failure) {
      * function for its driver and its vendor). Subclasses define {@code equals} and {@code hashCode} on what names
      * the read.
      *
-     * <p>Threads: the outcome is one {@code volatile} field, written whole by each read (the value, {@link #NULL}
-     * for a read that answered null, or the failure). Core's scope reads a key once and publishes it after; a scope
+     * <p>Threads: the outcome is one {@code volatile} field, written whole by each read ({@link Outcome}). Core's scope reads a key once and publishes it after; a scope
      * of an embedder that reads the same key object on two threads at once still leaves one read's whole outcome,
      * never half of each.
      */
     abstract static class Memo<T> {
-        /** The outcome of a read that answered null (an unbound function's driver). */
-        private static final Object NULL = new Object();
         /** Null before the first read. */
         private volatile Object outcome;
 
@@ -51,22 +48,47 @@ record SharedRead<T>(T value, IOException failure) {
         private Memo<T> fill() {
             Object next;
             try {
-                T value = read();
-                next = value == null ? NULL : value;
+                next = Outcome.of(read());
             } catch (IOException e) {
-                next = Quiet.copy(e);
+                next = Outcome.failed(e);
             }
             outcome = next;
             return this;
         }
 
-        @SuppressWarnings("unchecked") // only read() writes a value, and it answers a T
         private T answer() throws IOException {
-            Object now = outcome;
-            if (now instanceof IOException e) {
+            return Outcome.answer(outcome);
+        }
+    }
+
+    /**
+     * A read's whole outcome as one object, for a holder that keeps it in one field: the value, {@link #NULL} for a
+     * read that answered null (an unbound function's driver), or the failure as a {@link Quiet} copy.
+     */
+    static final class Outcome {
+        /** The outcome of a read that answered null. */
+        private static final Object NULL = new Object();
+
+        private Outcome() {
+        }
+
+        /** The outcome of a read that answered {@code value} (null included). */
+        static Object of(Object value) {
+            return value == null ? NULL : value;
+        }
+
+        /** The outcome of a read that failed: a copy of the failure without a stack trace. */
+        static Object failed(IOException failure) {
+            return Quiet.copy(failure);
+        }
+
+        /** The value an outcome holds, or its failure thrown. */
+        @SuppressWarnings("unchecked") // a holder keeps the outcomes of one read, whose values are T
+        static <T> T answer(Object outcome) throws IOException {
+            if (outcome instanceof IOException e) {
                 throw e;
             }
-            return now == NULL ? null : (T) now;
+            return outcome == NULL ? null : (T) outcome;
         }
     }
 

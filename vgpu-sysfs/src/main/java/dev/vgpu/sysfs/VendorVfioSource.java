@@ -181,7 +181,7 @@ public final class VendorVfioSource implements DeviceSource {
             return;
         }
         try {
-            String vendor = PciBus.vendor(state.host, dir);
+            String vendor = PciBus.vendor(state.host, entry);
             if (!vendor.equals(PciBus.NVIDIA_VENDOR)) {
                 scan.ignore(bdf, "vendor " + vendor + " is not NVIDIA");
                 return;
