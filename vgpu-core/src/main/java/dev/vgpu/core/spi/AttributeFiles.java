@@ -321,6 +321,26 @@ public final class AttributeFiles {
         return NativeFiles.describe(NATIVE);
     }
 
+    /**
+     * A scan starts on the calling thread ({@link Scanner#run}): until the matching {@link #scanEnded()}, the native
+     * reader keeps the descriptor of each directory this thread lists and makes the thread's calls below it relative
+     * to that descriptor ({@code openat(2)}, {@code readlinkat(2)}, {@code fstatat(2)}), so the kernel walks the
+     * host root's path once per listing instead of once per attribute (docs/BUILD.md, "Kept directories"). The
+     * descriptors belong to this thread alone: other threads of the scan read by whole paths.
+     */
+    static void scanStarted() {
+        if (NATIVE != null) {
+            NATIVE.scanStarted();
+        }
+    }
+
+    /** The scan {@link #scanStarted()} began on this thread ended: its kept descriptors are closed. */
+    static void scanEnded() {
+        if (NATIVE != null) {
+            NATIVE.scanEnded();
+        }
+    }
+
     private static String read(Path file, ScanScope scope, boolean strip) throws IOException {
         return read(file, null, null, scope, strip);
     }

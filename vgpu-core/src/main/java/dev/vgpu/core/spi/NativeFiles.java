@@ -28,6 +28,14 @@ final class NativeFiles {
         return null;
     }
 
+    /** Nothing to keep on this release. */
+    void scanStarted() {
+    }
+
+    /** Nothing to release on this release. */
+    void scanEnded() {
+    }
+
     /** What reads the default file system, in words, for the start line: here always {@code java.io/NIO}. */
     static String describe(NativeFiles reader) {
         return "java.io/NIO";

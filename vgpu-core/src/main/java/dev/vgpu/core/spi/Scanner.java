@@ -214,6 +214,19 @@ public final class Scanner {
         Host host = base.withVgpuTypes(VgpuTypeResolver.memoizing(base.vgpuTypes())).withScanScope(scope);
         DeviceRules rulesNow = Objects.requireNonNull(rules.get(), "device rules");
         Snapshot.Builder next = Snapshot.builder();
+        AttributeFiles.scanStarted();
+        try {
+            scanSources(host, rulesNow, previous, next, failures);
+        } finally {
+            AttributeFiles.scanEnded();
+        }
+        expectedScopeKeys = Math.min(scope.size() + scope.size() / 8 + 16, MAX_EXPECTED_SCOPE_KEYS);
+        return new Result(next.build(), failures);
+    }
+
+    /** Every source in order, on the scan's host: each one's devices, or its previous ones and why it failed. */
+    private void scanSources(Host host, DeviceRules rulesNow, Snapshot previous, Snapshot.Builder next,
+                             Map<String, String> failures) {
         for (DeviceSource source : sources) {
             Discovery discovery = null;
             String failure = null;
@@ -241,7 +254,5 @@ public final class Scanner {
                 failed(source.name(), failure, kept.devices().size());
             }
         }
-        expectedScopeKeys = Math.min(scope.size() + scope.size() / 8 + 16, MAX_EXPECTED_SCOPE_KEYS);
-        return new Result(next.build(), failures);
     }
 }

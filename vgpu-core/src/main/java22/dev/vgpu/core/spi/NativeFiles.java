@@ -86,6 +86,8 @@ final class NativeFiles {
     private static final int O_NOCTTY = 0400;
     private static final int O_NONBLOCK = 04000;
     private static final int O_CLOEXEC = 02000000;
+    /** Directories whose listing descriptor a thread keeps while it scans (docs/BUILD.md, "Kept directories"). */
+    private static final int KEPT = 4;
 
     private static final int ENOENT = 2;
     private static final int EINTR = 4;
@@ -166,10 +168,10 @@ final class NativeFiles {
         this.readErrno = linker.downcallHandle(find(libc, "read"), read, errnoState);
         this.close = linker.downcallHandle(find(libc, "close"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
                 ValueLayout.JAVA_INT));
-        FunctionDescriptor readlink = FunctionDescriptor.of(ValueLayout.JAVA_LONG, POINTER, POINTER,
-                ValueLayout.JAVA_LONG);
-        this.readlink = linker.downcallHandle(find(libc, "readlink"), readlink);
-        this.readlinkErrno = linker.downcallHandle(find(libc, "readlink"), readlink, errnoState);
+        FunctionDescriptor readlinkat = FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, POINTER,
+                POINTER, ValueLayout.JAVA_LONG);
+        this.readlink = linker.downcallHandle(find(libc, "readlinkat"), readlinkat);
+        this.readlinkErrno = linker.downcallHandle(find(libc, "readlinkat"), readlinkat, errnoState);
         this.getdents64 = linker.downcallHandle(find(libc, "getdents64"), read);
         this.getdents64Errno = linker.downcallHandle(find(libc, "getdents64"), read, errnoState);
         this.errno = Linker.Option.captureStateLayout().varHandle(
@@ -224,6 +226,19 @@ final class NativeFiles {
         return null;
     }
 
+    /** A scan starts on this thread: directories it lists keep their descriptors until {@link #scanEnded}. */
+    void scanStarted() {
+        scratch.get().scans++;
+    }
+
+    /** The scan that started last on this thread ended: the last one to end closes every kept descriptor. */
+    void scanEnded() {
+        Scratch s = scratch.get();
+        if (s.scans > 0 && --s.scans == 0) {
+            s.release();
+        }
+    }
+
     /** What reads the default file system, in words, for the start line. */
     static String describe(NativeFiles reader) {
         return reader == null ? "java.io/NIO"
@@ -255,6 +270,19 @@ final class NativeFiles {
         /** Hashes of the paths whose last openat or readlink failed (open addressing); made at the first failure. */
         long[] failed;
         int failedCount;
+        /**
+         * Where the call for the path {@link #encode} wrote goes: {@code AT_FDCWD} and the whole path, or a kept
+         * directory's descriptor and the part of the path below it.
+         */
+        int atFd = AT_FDCWD;
+        long atAddress;
+        /** How many scans run on this thread ({@link #scanStarted}); descriptors are kept only while one does. */
+        int scans;
+        /** Directories listed in this thread's scan, and their open descriptors (-1: free slot). */
+        final String[] keptDirs = new String[KEPT];
+        final int[] keptFds = {-1, -1, -1, -1};
+        /** The slot the next kept directory takes (round robin: a scan lists two or three). */
+        int keptNext;
         /** The names of the listing under way, kept for the next one: a listing then allocates its answer only. */
         String[] listed = new String[64];
 
@@ -294,6 +322,7 @@ final class NativeFiles {
                     return false;
                 }
             }
+            under(dir, name != null);
             return end(at);
         }
 
@@ -312,7 +341,65 @@ final class NativeFiles {
                 return false;
             }
             at = put(name, put('/', at));
+            under(dir, true);
             return at >= 0 && end(at);
+        }
+
+        /**
+         * Points the call at a kept directory when the path lies below one: {@code dir} is that directory or starts
+         * with it and a {@code /}, and something follows it in the path ({@code child}). Otherwise the whole path,
+         * from the working directory's point of view ({@code AT_FDCWD}; paths here are absolute).
+         */
+        private void under(String dir, boolean child) {
+            atFd = AT_FDCWD;
+            atAddress = pathAddress;
+            if (scans == 0 || !child) {
+                return;
+            }
+            for (int i = 0; i < KEPT; i++) {
+                String kept = keptDirs[i];
+                if (kept == null) {
+                    continue;
+                }
+                int length = kept.length();
+                if (dir == kept || (dir.startsWith(kept) && (dir.length() == length || dir.charAt(length) == '/'))) {
+                    // the encoded path holds dir, then '/' (unless dir ends with one), so the part below starts after
+                    // the kept directory's text and the '/' that follows it there
+                    atFd = keptFds[i];
+                    atAddress = pathAddress + (kept.charAt(length - 1) == '/' ? length : length + 1);
+                    return;
+                }
+            }
+        }
+
+        /** Keeps {@code fd}, the open descriptor of the directory {@code dir} just listed, until the scan ends. */
+        void keep(String dir, int fd) {
+            for (int i = 0; i < KEPT; i++) {
+                if (dir.equals(keptDirs[i])) {
+                    closeQuietly(keptFds[i]); // listed again: the newer descriptor replaces it
+                    keptFds[i] = fd;
+                    return;
+                }
+            }
+            int slot = keptNext;
+            keptNext = (slot + 1) % KEPT;
+            if (keptFds[slot] >= 0) {
+                closeQuietly(keptFds[slot]);
+            }
+            keptDirs[slot] = dir;
+            keptFds[slot] = fd;
+        }
+
+        /** Closes every kept descriptor. */
+        void release() {
+            for (int i = 0; i < KEPT; i++) {
+                if (keptFds[i] >= 0) {
+                    closeQuietly(keptFds[i]);
+                }
+                keptFds[i] = -1;
+                keptDirs[i] = null;
+            }
+            keptNext = 0;
         }
 
         /** Puts the ASCII text at {@code at}; the position after it, or -1 when it does not fit or is not ASCII. */
@@ -479,12 +566,14 @@ final class NativeFiles {
         long n;
         try {
             if (s.failedBefore()) {
-                n = (long) readlinkErrno.invokeExact(s.state, s.pathAddress, s.direntsAddress, (long) PATH_BYTES);
+                n = (long) readlinkErrno.invokeExact(s.state, s.atFd, s.atAddress, s.direntsAddress,
+                        (long) PATH_BYTES);
             } else {
-                n = (long) readlink.invokeExact(s.pathAddress, s.direntsAddress, (long) PATH_BYTES);
+                n = (long) readlink.invokeExact(s.atFd, s.atAddress, s.direntsAddress, (long) PATH_BYTES);
                 if (n < 0) {
                     // again, to learn why (class comment)
-                    n = (long) readlinkErrno.invokeExact(s.state, s.pathAddress, s.direntsAddress, (long) PATH_BYTES);
+                    n = (long) readlinkErrno.invokeExact(s.state, s.atFd, s.atAddress, s.direntsAddress,
+                            (long) PATH_BYTES);
                     if (n < 0) {
                         s.failedNow();
                     }
@@ -592,9 +681,16 @@ final class NativeFiles {
                     at += recordLength;
                 }
             }
-            return Collections.unmodifiableList(Arrays.asList(Arrays.copyOf(s.listed, count)));
+            List<String> names = Collections.unmodifiableList(Arrays.asList(Arrays.copyOf(s.listed, count)));
+            if (s.scans > 0 && name == null) {
+                s.keep(dir, fd); // the scan's next calls below this directory go relative to it
+                fd = -1;
+            }
+            return names;
         } finally {
-            closeQuietly(fd);
+            if (fd >= 0) {
+                closeQuietly(fd);
+            }
             Arrays.fill(s.listed, 0, count, null); // the scratch holds no names between listings
         }
     }
@@ -612,7 +708,7 @@ final class NativeFiles {
         }
         int result;
         try {
-            result = (int) fstatat.invokeExact(AT_FDCWD, s.pathAddress, s.statAddress,
+            result = (int) fstatat.invokeExact(s.atFd, s.atAddress, s.statAddress,
                     follow ? 0 : AT_SYMLINK_NOFOLLOW);
         } catch (Throwable e) {
             if (e instanceof Error error) {
@@ -631,13 +727,13 @@ final class NativeFiles {
     private int openat(Scratch s, int flags) throws IOException {
         try {
             if (s.failedBefore()) {
-                return (int) openatErrno.invokeExact(s.state, AT_FDCWD, s.pathAddress, flags, 0);
+                return (int) openatErrno.invokeExact(s.state, s.atFd, s.atAddress, flags, 0);
             }
-            int fd = (int) openat.invokeExact(AT_FDCWD, s.pathAddress, flags, 0);
+            int fd = (int) openat.invokeExact(s.atFd, s.atAddress, flags, 0);
             if (fd >= 0) {
                 return fd;
             }
-            fd = (int) openatErrno.invokeExact(s.state, AT_FDCWD, s.pathAddress, flags, 0);
+            fd = (int) openatErrno.invokeExact(s.state, s.atFd, s.atAddress, flags, 0);
             if (fd < 0) {
                 s.failedNow();
             }
