@@ -6,12 +6,15 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
 /**
  * The floor of a scan: the files, links and directories the three sysfs sources look at, as a precomputed list
- * of plain {@link Files} calls ({@code readAllBytes}, {@code readSymbolicLink}, directory listing, {@code isDirectory},
+ * of plain {@link Files} calls (since issue 22's last round it also replays what the scan added for the DRA facts and
+ * the XID policy: a configured VF's {@code device} and {@code nvidia/gpu_instance_id}, a PF's {@code sriov_numvfs},
+ * a card's PCIe root link, and a passthrough function's {@code physfn}, group listing and PCIe root) ({@code readAllBytes}, {@code readSymbolicLink}, directory listing, {@code isDirectory},
  * {@code exists}). Built by walking the tree once with the sources' decisions (setup, not measured);
  * {@link #run()} then does only the I/O, with no parsing, branching or path building.
  */
@@ -46,7 +49,7 @@ final class FloorPlan {
             ops.add(new Op(Kind.IS_DIRECTORY, root));
             ops.add(new Op(Kind.LIST, bus));
             for (Path entry : entries) {
-                planFunction(entry, ops, true, false);
+                planFunction(entry, ops, true, false, new HashSet<>());
             }
         }
         ops.add(new Op(Kind.IS_DIRECTORY, root));
@@ -55,14 +58,15 @@ final class FloorPlan {
             ops.add(new Op(Kind.IS_DIRECTORY, root));
         }
         ops.add(new Op(Kind.LIST, bus));
+        Set<String> pcieRootsRead = new HashSet<>();
         for (Path entry : entries) {
-            planFunction(entry, ops, !perSource, true);
+            planFunction(entry, ops, !perSource, true, pcieRootsRead);
         }
         return new FloorPlan(ops);
     }
 
-    private static void planFunction(Path dir, List<Op> ops, boolean passthrough, boolean vendorVfio)
-            throws IOException {
+    private static void planFunction(Path dir, List<Op> ops, boolean passthrough, boolean vendorVfio,
+                                     Set<String> pcieRootsRead) throws IOException {
         ops.add(new Op(Kind.READ_LINK, dir.resolve("driver")));
         if (!Files.isSymbolicLink(dir.resolve("driver"))) {
             ops.add(new Op(Kind.IS_DIRECTORY, dir));
@@ -80,14 +84,26 @@ final class FloorPlan {
         }
         if (vfio) {
             ops.add(new Op(Kind.IS_DIRECTORY, dir.resolve("driver")));
+            ops.add(new Op(Kind.READ_LINK, dir.resolve("physfn")));
+            if (Files.isSymbolicLink(dir.resolve("physfn"))) {
+                return; // a VF on vfio-pci: no whole GPU
+            }
             ops.add(new Op(Kind.READ, dir.resolve("device")));
             planDevice(dir, ops);
+            // the group's member list (each member's driver and vendor are reads above), the bus entry's link
+            Path group = Files.readSymbolicLink(dir.resolve("iommu_group")).getFileName();
+            ops.add(new Op(Kind.LIST, dir.getParent().getParent().getParent().getParent()
+                    .resolve("kernel/iommu_groups").resolve(group).resolve("devices")));
+            ops.add(new Op(Kind.READ_LINK, dir));
             return;
         }
         ops.add(new Op(Kind.READ_LINK, dir.resolve("physfn")));
         if (!Files.isSymbolicLink(dir.resolve("physfn"))) {
             ops.add(new Op(Kind.EXISTS, dir.resolve("sriov_totalvfs")));
-            ops.add(new Op(Kind.READ, dir.resolve("nvidia/creatable_vgpu_types")));
+            if (Files.exists(dir.resolve("sriov_totalvfs"))) {
+                ops.add(new Op(Kind.READ, dir.resolve("nvidia/creatable_vgpu_types")));
+                ops.add(new Op(Kind.READ, dir.resolve("sriov_numvfs")));
+            }
             return;
         }
         ops.add(new Op(Kind.READ, dir.resolve("nvidia/creatable_vgpu_types")));
@@ -95,7 +111,13 @@ final class FloorPlan {
         String current = Files.readString(dir.resolve("nvidia/current_vgpu_type")).strip();
         if (!current.isEmpty() && !current.equals("0")) {
             ops.add(new Op(Kind.IS_DIRECTORY, dir.resolve("driver")));
+            ops.add(new Op(Kind.READ, dir.resolve("device")));
             planDevice(dir, ops);
+            ops.add(new Op(Kind.READ, dir.resolve("nvidia/gpu_instance_id")));
+            // the PCIe root, read from the first configured VF's bus entry link of each card
+            if (pcieRootsRead.add(Files.readSymbolicLink(dir.resolve("physfn")).getFileName().toString())) {
+                ops.add(new Op(Kind.READ_LINK, dir));
+            }
         }
     }
 

@@ -283,6 +283,15 @@ final class NativeFiles {
         final int[] keptFds = {-1, -1, -1, -1};
         /** The slot the next kept directory takes (round robin: a scan lists two or three). */
         int keptNext;
+        /** Changes whenever the kept directories do, so that a cached {@link #dirAtFd} is worked out again. */
+        int keptVersion;
+        /** The directory whose text and '/' the path starts with ({@link #putDir}); null: none known. */
+        String dirText;
+        int dirEnd;
+        long dirHash;
+        int dirVersion = -1;
+        int dirAtFd;
+        long dirAtOffset;
         /** The names of the listing under way, kept for the next one: a listing then allocates its answer only. */
         String[] listed = new String[64];
 
@@ -308,52 +317,82 @@ final class NativeFiles {
          * without NUL, too long, or empty, which the NIO way handles.
          */
         boolean encode(String dir, String name) {
-            pathHash = 1;
-            int at = put(dir, 0);
-            if (at <= 0) {
+            if (name == null) {
+                dirText = null; // the NUL after dir overwrites the '/' a cached directory's text ends with
+                pathHash = 1;
+                int at = put(dir, 0);
+                atFd = AT_FDCWD;
+                atAddress = pathAddress;
+                return at > 0 && end(at);
+            }
+            int at = putDir(dir);
+            if (at < 0) {
                 return false;
             }
-            if (name != null) {
-                if (dir.charAt(dir.length() - 1) != '/') {
-                    at = put('/', at);
-                }
-                at = put(name, at);
-                if (at < 0) {
-                    return false;
-                }
-            }
-            under(dir, name != null);
-            return end(at);
+            at = put(name, at);
+            return at >= 0 && end(at);
         }
 
         /** {@link #encode(String, String)} of {@code dir/entry/name}, without joining them first. */
         boolean encode(String dir, String entry, String name) {
-            pathHash = 1;
-            int at = put(dir, 0);
-            if (at <= 0) {
+            int at = putDir(dir);
+            if (at < 0) {
                 return false;
-            }
-            if (dir.charAt(dir.length() - 1) != '/') {
-                at = put('/', at);
             }
             at = put(entry, at);
             if (at <= 0 || at + 1 >= PATH_BYTES) {
                 return false;
             }
             at = put(name, put('/', at));
-            under(dir, true);
             return at >= 0 && end(at);
         }
 
         /**
-         * Points the call at a kept directory when the path lies below one: {@code dir} is that directory or starts
-         * with it and a {@code /}, and something follows it in the path ({@code child}). Otherwise the whole path,
-         * from the working directory's point of view ({@code AT_FDCWD}; paths here are absolute).
+         * Writes {@code dir} and a {@code /} (unless it ends with one) at the start of the path, and points the call
+         * at a kept directory where {@code dir} lies below one ({@link #under}); the position after them, or -1 when
+         * the text does not fit or is not plain ASCII. The same directory {@code String} as the last call's (a
+         * device's attributes are read one after the other, the bus's links all through one text) is already
+         * there: its hash and where the call goes are taken from the last time, not worked out again.
          */
-        private void under(String dir, boolean child) {
+        private int putDir(String dir) {
+            if (dir != dirText) {
+                dirText = null;
+                pathHash = 1;
+                int at = put(dir, 0);
+                if (at <= 0) {
+                    return -1;
+                }
+                if (dir.charAt(dir.length() - 1) != '/') {
+                    at = put('/', at);
+                }
+                dirText = dir;
+                dirEnd = at;
+                dirHash = pathHash;
+                dirVersion = -1;
+            } else {
+                pathHash = dirHash;
+            }
+            if (dirVersion != keptVersion) {
+                under(dir);
+                dirAtFd = atFd;
+                dirAtOffset = atAddress - pathAddress;
+                dirVersion = keptVersion;
+            } else {
+                atFd = dirAtFd;
+                atAddress = pathAddress + dirAtOffset;
+            }
+            return dirEnd;
+        }
+
+        /**
+         * Points the call at a kept directory when the path lies below one: {@code dir} is that directory or starts
+         * with it and a {@code /} (a name follows it in the path). Otherwise the whole path, from the working
+         * directory's point of view ({@code AT_FDCWD}; paths here are absolute).
+         */
+        private void under(String dir) {
             atFd = AT_FDCWD;
             atAddress = pathAddress;
-            if (scans == 0 || !child) {
+            if (scans == 0) {
                 return;
             }
             for (int i = 0; i < KEPT; i++) {
@@ -374,6 +413,7 @@ final class NativeFiles {
 
         /** Keeps {@code fd}, the open descriptor of the directory {@code dir} just listed, until the scan ends. */
         void keep(String dir, int fd) {
+            keptVersion++;
             for (int i = 0; i < KEPT; i++) {
                 if (dir.equals(keptDirs[i])) {
                     closeQuietly(keptFds[i]); // listed again: the newer descriptor replaces it
@@ -392,6 +432,7 @@ final class NativeFiles {
 
         /** Closes every kept descriptor. */
         void release() {
+            keptVersion++;
             for (int i = 0; i < KEPT; i++) {
                 if (keptFds[i] >= 0) {
                     closeQuietly(keptFds[i]);
