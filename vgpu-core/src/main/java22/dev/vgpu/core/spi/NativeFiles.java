@@ -86,6 +86,8 @@ final class NativeFiles {
     private static final int O_NOCTTY = 0400;
     private static final int O_NONBLOCK = 04000;
     private static final int O_CLOEXEC = 02000000;
+    /** The same value on x86_64 and aarch64. */
+    private static final int O_PATH = 010000000;
     /** Directories whose listing descriptor a thread keeps while it scans (docs/BUILD.md, "Kept directories"). */
     private static final int KEPT = 4;
 
@@ -283,6 +285,11 @@ final class NativeFiles {
         final int[] keptFds = {-1, -1, -1, -1};
         /** The slot the next kept directory takes (round robin: a scan lists two or three). */
         int keptNext;
+        /** The device directory kept ({@link #openDevice}) and its descriptor (-1: none). */
+        String deviceDir;
+        int deviceFd = -1;
+        /** The last directory that could not be opened as one. */
+        String deviceRefused;
         /** Changes whenever the kept directories do, so that a cached {@link #dirAtFd} is worked out again. */
         int keptVersion;
         /** The directory whose text and '/' the path starts with ({@link #putDir}); null: none known. */
@@ -355,7 +362,8 @@ final class NativeFiles {
          * there: its hash and where the call goes are taken from the last time, not worked out again.
          */
         private int putDir(String dir) {
-            if (dir != dirText) {
+            boolean again = dir == dirText;
+            if (!again) {
                 dirText = null;
                 pathHash = 1;
                 int at = put(dir, 0);
@@ -381,18 +389,62 @@ final class NativeFiles {
                 atFd = dirAtFd;
                 atAddress = pathAddress + dirAtOffset;
             }
+            if (again && scans > 0 && dir != deviceDir && dir != deviceRefused
+                    && atAddress != pathAddress + dirEnd && dir.charAt(dir.length() - 1) != '/') {
+                openDevice(dir);
+            }
             return dirEnd;
         }
 
         /**
-         * Points the call at a kept directory when the path lies below one: {@code dir} is that directory or starts
-         * with it and a {@code /} (a name follows it in the path). Otherwise the whole path, from the working
-         * directory's point of view ({@code AT_FDCWD}; paths here are absolute).
+         * The second call in a row below the same directory (a device's attributes are read one after the other):
+         * opens it ({@code O_PATH}, itself relative to a kept directory where it lies below one) and keeps it as the
+         * thread's one device directory until the next one or the scan's end, so the calls that follow walk only
+         * their own name. A directory that cannot be opened is left to whole paths, which then give their own
+         * answers; it is not tried again while it is the last one asked.
+         */
+        private void openDevice(String dir) {
+            // the path holds dir and '/' up to dirEnd: end it there for the open, then put the '/' back
+            path.set(ValueLayout.JAVA_BYTE, dirEnd - 1, (byte) 0);
+            int fd;
+            try {
+                fd = (int) openat.invokeExact(atFd, atAddress, O_PATH | directoryFlag | O_CLOEXEC, 0);
+            } catch (Throwable e) {
+                fd = -1;
+            } finally {
+                path.set(ValueLayout.JAVA_BYTE, dirEnd - 1, (byte) '/');
+            }
+            if (fd < 0) {
+                deviceRefused = dir;
+                return;
+            }
+            if (deviceFd >= 0) {
+                closeQuietly(deviceFd);
+            }
+            deviceDir = dir;
+            deviceFd = fd;
+            keptVersion++;
+            atFd = fd;
+            atAddress = pathAddress + dirEnd;
+            dirAtFd = atFd;
+            dirAtOffset = dirEnd;
+            dirVersion = keptVersion;
+        }
+
+        /**
+         * Points the call at a kept directory when the path lies below one: {@code dir} is the device directory
+         * kept, a listed directory, or starts with one and a {@code /} (a name follows it in the path). Otherwise the
+         * whole path, from the working directory's point of view ({@code AT_FDCWD}; paths here are absolute).
          */
         private void under(String dir) {
             atFd = AT_FDCWD;
             atAddress = pathAddress;
             if (scans == 0) {
+                return;
+            }
+            if (dir == deviceDir) {
+                atFd = deviceFd;
+                atAddress = pathAddress + dirEnd;
                 return;
             }
             for (int i = 0; i < KEPT; i++) {
@@ -433,6 +485,12 @@ final class NativeFiles {
         /** Closes every kept descriptor. */
         void release() {
             keptVersion++;
+            if (deviceFd >= 0) {
+                closeQuietly(deviceFd);
+            }
+            deviceFd = -1;
+            deviceDir = null;
+            deviceRefused = null;
             for (int i = 0; i < KEPT; i++) {
                 if (keptFds[i] >= 0) {
                     closeQuietly(keptFds[i]);

@@ -21,7 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
  * While a scan runs on a thread, the native reader keeps the descriptor of each directory that thread lists and
  * makes the thread's calls below it relative to that descriptor (docs/BUILD.md, "Kept directories"). The answers
  * are the same as by whole paths, failures and their messages included; the descriptors are closed when the
- * scan ends, however it ends, and at most four are open at once.
+ * scan ends, however it ends, and at most four listed directories and one device directory (a directory asked twice
+ * in a row) are open at once.
  *
  * <p>Run on both readers, as {@link AttributeFilesTest}: the NIO reader keeps nothing, so there the answers are
  * trivially the same and no descriptor is ever left open; where the two differ by design, each case says what each
@@ -173,6 +174,42 @@ class KeptDirectoriesTest {
     }
 
     @Test
+    void aDirectoryAskedTwiceInARowIsOpenedOnceAndOneSuchDirectoryIsKeptAtATime() throws Exception {
+        Path bus = bus();
+        Path pf = bus.resolve("0000:1b:00.0");
+        Path vf = bus.resolve("0000:1b:00.4");
+        long before = openDescriptors();
+
+        AttributeFiles.scanStarted();
+        long afterTheListing;
+        long afterOneDevice;
+        long afterTwoDevices;
+        List<String> read = new ArrayList<>();
+        try {
+            AttributeFiles.list(bus);
+            afterTheListing = openDescriptors() - before;
+            read.add(AttributeFiles.readStripped(vf, "vendor", ScanScope.none()));
+            read.add(AttributeFiles.readStripped(vf, "nvidia/current_vgpu_type", ScanScope.none()));
+            read.add(AttributeFiles.linkName(vf, "driver"));
+            afterOneDevice = openDescriptors() - before;
+            read.add(AttributeFiles.readStripped(pf, "vendor", ScanScope.none()));
+            read.add(AttributeFiles.readStripped(pf, "nvidia/current_vgpu_type", ScanScope.none()));
+            afterTwoDevices = openDescriptors() - before;
+        } finally {
+            AttributeFiles.scanEnded();
+        }
+
+        assertThat(read).containsExactly("0x10de", "1428", "nvidia", "0x10de", "0");
+        assertThat(openDescriptors()).isEqualTo(before);
+        if (AttributeFiles.readsNatively(bus)) {
+            // the listing's descriptor, then the device's beside it; the second device's replaces the first's
+            assertThat(List.of(afterTheListing, afterOneDevice, afterTwoDevices)).containsExactly(1L, 2L, 2L);
+        } else {
+            assertThat(List.of(afterTheListing, afterOneDevice, afterTwoDevices)).containsOnly(0L);
+        }
+    }
+
+    @Test
     void aScannerClosesWhatItsSourcesListedEvenWhenOneFails() throws Exception {
         Path bus = bus();
         DeviceSource lister = new DeviceSource() {
@@ -184,7 +221,9 @@ class KeptDirectoriesTest {
             @Override
             public Discovery discover(Host host) throws IOException {
                 AttributeFiles.list(bus);
-                AttributeFiles.readStripped(bus.resolve("0000:1b:00.4"), "vendor", host.scanScope());
+                Path vf = bus.resolve("0000:1b:00.4");
+                AttributeFiles.readStripped(vf, "vendor", host.scanScope());
+                AttributeFiles.readStripped(vf, "nvidia/current_vgpu_type", host.scanScope()); // kept: asked twice
                 throw new IOException("listed, then failed");
             }
         };
