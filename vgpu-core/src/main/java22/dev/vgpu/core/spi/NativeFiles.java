@@ -23,9 +23,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The native way {@link AttributeFiles} reads files of the default file system on Java 22 and later: the C
- * library's {@code open}, {@code fstat}, {@code fstatat}, {@code read}, {@code close}, {@code readlink} and
- * {@code getdents64} through {@code java.lang.foreign}, into native buffers that each thread reuses, so that a read
+ * The native way {@link AttributeFiles} reads files of the default file system on Java 22 and later: the system
+ * calls {@code openat}, {@code fstat}, {@code newfstatat}, {@code read}, {@code close}, {@code readlinkat} and
+ * {@code getdents64}, made through the C library's {@code syscall(2)} with {@code java.lang.foreign} (one downcall
+ * handle for all of them, and its errno-capturing twin), into native buffers that each thread reuses, so that a read
  * makes no {@code File}, stream, file descriptor object or cleaner registration, and a link or a listing makes no
  * {@code Path}. This class replaces the release-17 one of the same name in the multi-release jar.
  *
@@ -130,62 +131,92 @@ final class NativeFiles {
      */
     private static final int FAILED_SLOTS = 4096;
 
-    private final MethodHandle openat;
-    private final MethodHandle openatErrno;
-    private final MethodHandle fstat;
-    private final MethodHandle fstatat;
-    private final MethodHandle read;
-    private final MethodHandle readErrno;
-    private final MethodHandle close;
-    private final MethodHandle readlink;
-    private final MethodHandle readlinkErrno;
-    private final MethodHandle getdents64;
-    private final MethodHandle getdents64Errno;
+    /** The C library's {@code syscall(2)}: every call of this reader, by number, without capturing errno. */
+    private final MethodHandle sys;
+    /** The same, capturing errno: made only after a call that failed (class comment). */
+    private final MethodHandle sysErrno;
+    /** This architecture's system call numbers. */
+    private final Calls nr;
     private final VarHandle errno;
     private final long stateBytes;
     /** {@code O_DIRECTORY}, whose value differs between x86_64 and aarch64. */
     private final int directoryFlag;
     /** Offset of {@code st_mode} in {@code struct stat}, which differs between x86_64 and aarch64. */
     private final long modeOffset;
-    /** The system's page size ({@code getpagesize(3)}): what kernfs reports as a text attribute's size. */
+    /** The system's page size ({@link #pageSizeFromAuxv}): what kernfs reports as a text attribute's size. */
     private final long pageSize;
     private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(this::newScratch);
 
-    private NativeFiles(SymbolLookup libc, Linker linker, int directoryFlag, long modeOffset) {
-        Linker.Option errnoState = Linker.Option.captureCallState("errno");
-        FunctionDescriptor openat = FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, POINTER,
-                ValueLayout.JAVA_INT, ValueLayout.JAVA_INT);
-        this.openat = linker.downcallHandle(find(libc, "openat"), openat, Linker.Option.firstVariadicArg(3));
-        this.openatErrno = linker.downcallHandle(find(libc, "openat"), openat, errnoState,
-                Linker.Option.firstVariadicArg(3));
-        this.fstat = linker.downcallHandle(find(libc, "fstat"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                ValueLayout.JAVA_INT, POINTER));
-        // fstatat, not stat: glibc exports stat, fstat and fstatat as functions only since 2.33 (before, the header
-        // mapped them to __xstat and friends); fstatat covers both the followed and the link's own type.
-        this.fstatat = linker.downcallHandle(find(libc, "fstatat"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                ValueLayout.JAVA_INT, POINTER, POINTER, ValueLayout.JAVA_INT));
-        FunctionDescriptor read = FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, POINTER,
-                ValueLayout.JAVA_LONG);
-        this.read = linker.downcallHandle(find(libc, "read"), read);
-        this.readErrno = linker.downcallHandle(find(libc, "read"), read, errnoState);
-        this.close = linker.downcallHandle(find(libc, "close"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                ValueLayout.JAVA_INT));
-        FunctionDescriptor readlinkat = FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, POINTER,
-                POINTER, ValueLayout.JAVA_LONG);
-        this.readlink = linker.downcallHandle(find(libc, "readlinkat"), readlinkat);
-        this.readlinkErrno = linker.downcallHandle(find(libc, "readlinkat"), readlinkat, errnoState);
-        this.getdents64 = linker.downcallHandle(find(libc, "getdents64"), read);
-        this.getdents64Errno = linker.downcallHandle(find(libc, "getdents64"), read, errnoState);
+    private NativeFiles(SymbolLookup libc, Linker linker, Calls nr, int directoryFlag, long modeOffset) {
+        // One handle for every call: each distinct downcall shape costs its own adapters when it is made, which a
+        // process pays at its first scan (BENCHMARKS.md, "Start-up"); syscall(2) takes the number and four words.
+        FunctionDescriptor words = FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+                ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG);
+        MemorySegment syscall = find(libc, "syscall");
+        this.sys = linker.downcallHandle(syscall, words, Linker.Option.firstVariadicArg(1));
+        this.sysErrno = linker.downcallHandle(syscall, words, Linker.Option.captureCallState("errno"),
+                Linker.Option.firstVariadicArg(1));
+        this.nr = nr;
         this.errno = Linker.Option.captureStateLayout().varHandle(
                 java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
         this.stateBytes = Linker.Option.captureStateLayout().byteSize();
         this.directoryFlag = directoryFlag;
         this.modeOffset = modeOffset;
-        try {
-            this.pageSize = (int) linker.downcallHandle(find(libc, "getpagesize"),
-                    FunctionDescriptor.of(ValueLayout.JAVA_INT)).invokeExact();
+        this.pageSize = pageSizeFromAuxv();
+    }
+
+    /**
+     * The system call numbers of one architecture: the generic table's on aarch64, x86_64's own there. {@code fstatat}
+     * is the kernel's {@code newfstatat}, whose {@code struct stat} is the C library's on both.
+     */
+    private record Calls(long read, long close, long fstat, long fstatat, long openat, long readlinkat,
+                         long getdents64) {
+        static final Calls X86_64 = new Calls(0, 3, 5, 262, 257, 267, 217);
+        static final Calls AARCH64 = new Calls(63, 57, 80, 79, 56, 78, 61);
+    }
+
+    /** The auxiliary vector's entry for the page size. */
+    private static final long AT_PAGESZ = 6;
+
+    /**
+     * The system's page size, what kernfs reports as a text attribute's size: the {@code AT_PAGESZ} entry of
+     * {@code /proc/self/auxv} (pairs of native words, as the kernel handed them to the process). 4096 when it cannot
+     * be read: a wrong size only loses the early stop of a read (class comment), never a byte.
+     */
+    private long pageSizeFromAuxv() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment file = arena.allocateFrom("/proc/self/auxv");
+            MemorySegment vector = arena.allocate(4096, 8);
+            long fd = (long) sys.invokeExact(nr.openat(), (long) AT_FDCWD, file.address(),
+                    (long) (O_RDONLY | O_CLOEXEC), 0L);
+            if (fd < 0) {
+                return 4096;
+            }
+            long length = 0;
+            try {
+                while (length < vector.byteSize()) {
+                    long n = (long) sys.invokeExact(nr.read(), fd, vector.address() + length,
+                            vector.byteSize() - length, 0L);
+                    if (n <= 0) {
+                        break;
+                    }
+                    length += n;
+                }
+            } finally {
+                long ignored = (long) sys.invokeExact(nr.close(), fd, 0L, 0L, 0L);
+            }
+            for (long at = 0; at + 16 <= length; at += 16) {
+                if (vector.get(ValueLayout.JAVA_LONG, at) == AT_PAGESZ) {
+                    long size = vector.get(ValueLayout.JAVA_LONG, at + 8);
+                    return size > 0 ? size : 4096;
+                }
+            }
+            return 4096;
         } catch (Throwable e) {
-            throw new IllegalArgumentException("getpagesize could not be called: " + e.getMessage(), e);
+            if (e instanceof Error error) {
+                throw error;
+            }
+            return 4096;
         }
     }
 
@@ -198,14 +229,17 @@ final class NativeFiles {
         String arch = System.getProperty("os.arch", "");
         int directoryFlag;
         long modeOffset;
+        Calls calls;
         if (!os.equals("Linux")) {
             return unavailable("the operating system is " + os + ", not Linux");
         } else if (arch.equals("amd64") || arch.equals("x86_64")) {
             directoryFlag = 0200000;
             modeOffset = 24;
+            calls = Calls.X86_64;
         } else if (arch.equals("aarch64")) {
             directoryFlag = 040000;
             modeOffset = 16;
+            calls = Calls.AARCH64;
         } else {
             return unavailable("the processor architecture " + arch + " has no known struct stat layout here");
         }
@@ -216,7 +250,7 @@ final class NativeFiles {
                     + ", or the manifest attribute Enable-Native-Access: ALL-UNNAMED of an executable jar)");
         }
         try {
-            return new NativeFiles(Linker.nativeLinker().defaultLookup(), Linker.nativeLinker(), directoryFlag,
+            return new NativeFiles(Linker.nativeLinker().defaultLookup(), Linker.nativeLinker(), calls, directoryFlag,
                     modeOffset);
         } catch (IllegalArgumentException | UnsupportedOperationException | IllegalCallerException e) {
             return unavailable(e.getMessage());
@@ -244,7 +278,7 @@ final class NativeFiles {
     /** What reads the default file system, in words, for the start line. */
     static String describe(NativeFiles reader) {
         return reader == null ? "java.io/NIO"
-                : "native (java.lang.foreign: openat, fstat, fstatat, read, readlink, getdents64)";
+                : "native (java.lang.foreign: syscall openat, fstat, newfstatat, read, readlinkat, getdents64, close)";
     }
 
     private static MemorySegment find(SymbolLookup libc, String name) {
@@ -408,7 +442,8 @@ final class NativeFiles {
             path.set(ValueLayout.JAVA_BYTE, dirEnd - 1, (byte) 0);
             int fd;
             try {
-                fd = (int) openat.invokeExact(atFd, atAddress, O_PATH | directoryFlag | O_CLOEXEC, 0);
+                fd = (int) (long) sys.invokeExact(nr.openat(), (long) atFd, atAddress,
+                        (long) (O_PATH | directoryFlag | O_CLOEXEC), 0L);
             } catch (Throwable e) {
                 fd = -1;
             } finally {
@@ -665,14 +700,15 @@ final class NativeFiles {
         long n;
         try {
             if (s.failedBefore()) {
-                n = (long) readlinkErrno.invokeExact(s.state, s.atFd, s.atAddress, s.direntsAddress,
-                        (long) PATH_BYTES);
+                n = (long) sysErrno.invokeExact(s.state, nr.readlinkat(), (long) s.atFd, s.atAddress,
+                        s.direntsAddress, (long) PATH_BYTES);
             } else {
-                n = (long) readlink.invokeExact(s.atFd, s.atAddress, s.direntsAddress, (long) PATH_BYTES);
+                n = (long) sys.invokeExact(nr.readlinkat(), (long) s.atFd, s.atAddress, s.direntsAddress,
+                        (long) PATH_BYTES);
                 if (n < 0) {
                     // again, to learn why (class comment)
-                    n = (long) readlinkErrno.invokeExact(s.state, s.atFd, s.atAddress, s.direntsAddress,
-                            (long) PATH_BYTES);
+                    n = (long) sysErrno.invokeExact(s.state, nr.readlinkat(), (long) s.atFd, s.atAddress,
+                            s.direntsAddress, (long) PATH_BYTES);
                     if (n < 0) {
                         s.failedNow();
                     }
@@ -740,10 +776,12 @@ final class NativeFiles {
             while (true) {
                 long n;
                 try {
-                    n = (long) getdents64.invokeExact(fd, s.direntsAddress, (long) DIRENT_BYTES);
+                    n = (long) sys.invokeExact(nr.getdents64(), (long) fd, s.direntsAddress, (long) DIRENT_BYTES,
+                            0L);
                     if (n < 0) {
                         // again, to learn why (what fails has read nothing, so the second call is the same call)
-                        n = (long) getdents64Errno.invokeExact(s.state, fd, s.direntsAddress, (long) DIRENT_BYTES);
+                        n = (long) sysErrno.invokeExact(s.state, nr.getdents64(), (long) fd, s.direntsAddress,
+                                (long) DIRENT_BYTES, 0L);
                     }
                 } catch (Throwable e) {
                     throw failed(e);
@@ -807,8 +845,8 @@ final class NativeFiles {
         }
         int result;
         try {
-            result = (int) fstatat.invokeExact(s.atFd, s.atAddress, s.statAddress,
-                    follow ? 0 : AT_SYMLINK_NOFOLLOW);
+            result = (int) (long) sys.invokeExact(nr.fstatat(), (long) s.atFd, s.atAddress, s.statAddress,
+                    follow ? 0L : (long) AT_SYMLINK_NOFOLLOW);
         } catch (Throwable e) {
             if (e instanceof Error error) {
                 throw error;
@@ -826,13 +864,15 @@ final class NativeFiles {
     private int openat(Scratch s, int flags) throws IOException {
         try {
             if (s.failedBefore()) {
-                return (int) openatErrno.invokeExact(s.state, s.atFd, s.atAddress, flags, 0);
+                return (int) (long) sysErrno.invokeExact(s.state, nr.openat(), (long) s.atFd, s.atAddress,
+                        (long) flags, 0L);
             }
-            int fd = (int) openat.invokeExact(s.atFd, s.atAddress, flags, 0);
+            int fd = (int) (long) sys.invokeExact(nr.openat(), (long) s.atFd, s.atAddress, (long) flags, 0L);
             if (fd >= 0) {
                 return fd;
             }
-            fd = (int) openatErrno.invokeExact(s.state, s.atFd, s.atAddress, flags, 0);
+            fd = (int) (long) sysErrno.invokeExact(s.state, nr.openat(), (long) s.atFd, s.atAddress, (long) flags,
+                    0L);
             if (fd < 0) {
                 s.failedNow();
             }
@@ -844,7 +884,7 @@ final class NativeFiles {
 
     private int fstat(int fd, Scratch s) throws IOException {
         try {
-            return (int) fstat.invokeExact(fd, s.statAddress);
+            return (int) (long) sys.invokeExact(nr.fstat(), (long) fd, s.statAddress, 0L, 0L);
         } catch (Throwable e) {
             throw failed(e);
         }
@@ -855,9 +895,9 @@ final class NativeFiles {
         long address = s.dataAddress + length;
         long count = AttributeFiles.MAX_BYTES + 1 - length;
         try {
-            long n = (long) read.invokeExact(fd, address, count);
+            long n = (long) sys.invokeExact(nr.read(), (long) fd, address, count, 0L);
             // again, to learn why: a new read (class comment), whose outcome is the answer
-            return n >= 0 ? n : (long) readErrno.invokeExact(s.state, fd, address, count);
+            return n >= 0 ? n : (long) sysErrno.invokeExact(s.state, nr.read(), (long) fd, address, count, 0L);
         } catch (Throwable e) {
             throw failed(e);
         }
@@ -865,7 +905,7 @@ final class NativeFiles {
 
     private void closeQuietly(int fd) {
         try {
-            int ignored = (int) close.invokeExact(fd);
+            long ignored = (long) sys.invokeExact(nr.close(), (long) fd, 0L, 0L, 0L);
         } catch (Throwable e) {
             throw new IllegalStateException("close(2) could not be called", e);
         }
