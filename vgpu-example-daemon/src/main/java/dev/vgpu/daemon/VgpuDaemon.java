@@ -44,8 +44,9 @@ public final class VgpuDaemon {
     /** Entry point of the jar. */
     public static void main(String[] args) {
         String level = System.getenv("VGPU_LOG_LEVEL");
-        if (level != null && !level.isBlank()) {
-            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", level.strip().toLowerCase(java.util.Locale.ROOT));
+        if (!DaemonLogging.configure(level)) {
+            System.err.println("VGPU_LOG_LEVEL=" + dev.vgpu.core.internal.Printable.of(level)
+                    + " names no level (trace, debug, info, warn, error): logging at info");
         }
         SLF4JBridgeHandler.removeHandlersForRootLogger();
         SLF4JBridgeHandler.install();
