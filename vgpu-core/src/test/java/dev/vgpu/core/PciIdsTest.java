@@ -126,6 +126,45 @@ class PciIdsTest {
     }
 
     @Test
+    void linesAreTheSameWhereverTheReadsCutThemAndWhateverEndsThem() throws IOException {
+        // Device lines of every length around the reader's 8,192-character buffer, ended by \n, \r\n or \r in
+        // turn, one over the cap; read whole, then through a reader that hands out 1 to 13 characters at a time
+        // (a \r\n then falls across a refill too).
+        StringBuilder text = new StringBuilder("10de  NVIDIA Corporation\n");
+        java.util.Map<String, String> expected = new java.util.HashMap<>();
+        String[] ends = {"\n", "\r\n", "\r"};
+        int lengths = 0;
+        for (int i = 0; i < 700; i++) {
+            String device = String.format(Locale.ROOT, "%04x", 0x1000 + i);
+            int nameLength = i == 350 ? PciIds.MAX_LINE : 1 + (i * 37) % 60;
+            String name = ("n" + i + "-" + "z".repeat(nameLength)).substring(0, nameLength);
+            text.append('\t').append(device).append("  ").append(name).append(ends[i % 3]);
+            if (i != 350) {
+                expected.put(device, name);
+            }
+            lengths += nameLength;
+        }
+        assertThat(lengths).as("the text spans several buffers").isGreaterThan(3 * 8192);
+
+        PciIds whole = PciIds.parse(new StringReader(text.toString()), Set.of("10de"));
+        PciIds cut = PciIds.parse(new FilterReader(new StringReader(text.toString())) {
+            private int next;
+
+            @Override
+            public int read(char[] into, int offset, int length) throws IOException {
+                next = next % 13 + 1;
+                return super.read(into, offset, Math.min(length, next));
+            }
+        }, Set.of("10de"));
+
+        for (PciIds ids : List.of(whole, cut)) {
+            assertThat(ids.size()).isEqualTo(expected.size());
+            expected.forEach((device, name) -> assertThat(ids.deviceName("10de", device)).as(device).contains(name));
+            assertThat(ids.deviceName("10de", "115e")).as("the line over the cap").isEmpty();
+        }
+    }
+
+    @Test
     void onlyTheFirstBlockOfAVendorCounts() throws IOException {
         String text = "10de  NVIDIA\n\t2335  first\n10df  Other\n10de  NVIDIA again\n\t26b9  second block\n";
 
