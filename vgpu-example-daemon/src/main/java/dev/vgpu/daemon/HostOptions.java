@@ -88,18 +88,10 @@ final class HostOptions {
     }
 
     /**
-     * NVML as these options ask: off with {@code --no-nvml} (never retried), else the named file or the
-     * default library, tried once now and again by the caller while it is down.
-     */
-    RecoveringNvml openNvml() {
-        return noNvml ? RecoveringNvml.disabled("disabled by --no-nvml")
-                : RecoveringNvml.open(Optional.ofNullable(nvmlLibrary));
-    }
-
-    /**
-     * NVML as {@link #openNvml()} opens it, the first attempt on a thread of its own ({@code vgpu-nvml-open}, which
-     * ends with it) so that {@code serve}'s first scan and registration need not wait for it: only a vGPU type name
-     * that only NVML knows waits (docs/ARCHITECTURE.md, "Threads and mutable state").
+     * NVML as these options ask: off with {@code --no-nvml} (never retried), else the named file or the default
+     * library, its first attempt on a thread of its own ({@code vgpu-nvml-open}, which ends with it) and again by the
+     * caller while it is down. So the first scan ({@code serve}'s, {@code discover}'s) and registration need not wait
+     * for it: only a vGPU type name that only NVML knows waits (docs/ARCHITECTURE.md, "Threads and mutable state").
      */
     RecoveringNvml openNvmlBesideTheFirstScan() {
         return noNvml ? RecoveringNvml.disabled("disabled by --no-nvml")

@@ -45,13 +45,17 @@ final class Wiring {
             throw new IllegalArgumentException("host root " + hostRoot + " is not a directory");
         }
         List<DeviceSource> sources = options.sources();
-        try (RecoveringNvml nvml = options.openNvml()) {
+        // NVML loads beside the scan, which waits for it only to name a type only NVML knows (as serve's first scan);
+        // the scan's answer is complete once the attempt has ended, whose outcome is then logged too.
+        try (RecoveringNvml nvml = options.openNvmlBesideTheFirstScan()) {
             LOG.info("discover: host root {}, sources {}, {}, pci.ids {}, state dir {}, configuration {}", hostRoot,
                     sources.stream().map(DeviceSource::name).toList(), nvml.description(), options.describePciIds(),
                     stateDir.map(dir -> dir + " (read only)").orElse("off"), config.describe());
             Host host = new Host(hostRoot, pciIds, config.resolverAfter(nvml.vgpuTypeResolver(), Host.of(hostRoot)));
-            return new Scanner(stateDir.map(dir -> host.withStateDirectory(StateDirectory.forReading(dir)))
-                    .orElse(host), sources, config::rules).run(Snapshot.empty());
+            Scanner.Result result = new Scanner(stateDir.map(dir -> host.withStateDirectory(
+                    StateDirectory.forReading(dir))).orElse(host), sources, config::rules).run(Snapshot.empty());
+            nvml.awaitFirstAttempt();
+            return result;
         }
     }
 }
