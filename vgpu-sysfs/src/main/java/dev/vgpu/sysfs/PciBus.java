@@ -262,13 +262,16 @@ final class PciBus {
      * <p>Threads: the names and the failure are thread-safe; the listing and its index are each published once
      * through a volatile field (two threads that build the index at once build equal ones, either is kept).
      */
-    private static final class BusMemo {
+    static final class BusMemo {
 
         /** The scan-scope key of the memo; one value, since a scope belongs to one scan of one host. */
         private static final Object KEY = BusMemo.class;
 
         private final SysfsFiles.Names driverNames = new SysfsFiles.Names(64);
         private final NoSuchFileException vanished = new SharedRead.NoSuchFile(null, null, VANISHED);
+        /** The most entries a listing is indexed by name for path asks. */
+        static final int INDEX_LIMIT = 16_384;
+
         private volatile Listed pci;
         private volatile Map<String, Entry> index;
 
@@ -295,10 +298,16 @@ final class PciBus {
             }
         }
 
-        /** The listed entry of the function at {@code deviceDir}; null when the scan has not listed it. */
+        /**
+         * The listed entry of the function at {@code deviceDir}; null when the scan has not listed it, or when the
+         * listing is larger than {@value #INDEX_LIMIT} entries (no real host has that many PCI functions; a hostile
+         * tree's 100,000 dangling entries get no index in the manifest's heap): a path ask then keeps its read in the
+         * scan scope, apart from the entry's.
+         */
         Entry entry(Path deviceDir) {
             Listed listed = pci;
-            if (listed == null || !listed.directory().equals(deviceDir.getParent())) {
+            if (listed == null || listed.entries().size() > INDEX_LIMIT
+                    || !listed.directory().equals(deviceDir.getParent())) {
                 return null;
             }
             Map<String, Entry> byName = index;

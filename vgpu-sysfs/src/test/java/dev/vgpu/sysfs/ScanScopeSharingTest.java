@@ -137,6 +137,23 @@ class ScanScopeSharingTest extends SourceTestBase {
     }
 
     @Test
+    void aListingLargerThanAnyHostsIsNotIndexedAndItsPathAsksStillAnswer() throws IOException {
+        tree.passthroughGpu("0000:41:00.0", 0x2335).iommuGroup(41).create();
+        for (int i = 0; i < PciBus.BusMemo.INDEX_LIMIT; i++) {
+            tree.symlink(PciBus.PCI_DEVICES + String.format("/0001:%02x:%02x.%d", i >> 11, (i >> 3) & 0xff, i & 7),
+                    "../../../devices/pci0000:00/gone");
+        }
+        CountingScope scope = new CountingScope();
+        Host scan = host().withScanScope(scope);
+        assertThat(PciBus.listPci(scan)).hasSize(PciBus.BusMemo.INDEX_LIMIT + 1);
+
+        String byPath = PciBus.driver(scan, tree.path(PciBus.PCI_DEVICES).resolve("0000:41:00.0"));
+
+        assertThat(byPath).isEqualTo("vfio-pci");
+        assertThat(CountingScope.ofType(scope.computed, PciBus.DriverLink.class)).hasSize(1);
+    }
+
+    @Test
     void pathAsksBeforeAnyListingShareTheirReadThroughTheScope() throws IOException {
         mixedHost();
         Path bus = tree.path(PciBus.PCI_DEVICES);
