@@ -37,12 +37,20 @@ public final class VgpuDaemon {
     static final int USAGE = 2;
     /** Exit code of a command that failed unexpectedly (its stack trace is printed). */
     static final int FAILED = 1;
+    /** Netty's allocator choice, under gRPC's shaded package name. */
+    static final String NETTY_ALLOCATOR = "io.grpc.netty.shaded.io.netty.allocator.type";
 
     private VgpuDaemon() {
     }
 
     /** Entry point of the jar. */
     public static void main(String[] args) {
+        // Before any Netty class loads: unpooled buffers, unless the JVM was told otherwise. The daemon's gRPC traffic
+        // is a few calls a minute, and Netty's default pooling allocator loads JFR event classes, which the JVM
+        // instruments at load with the class-file library: start-up work for nothing (BENCHMARKS.md, "Start-up").
+        if (System.getProperty(NETTY_ALLOCATOR) == null) {
+            System.setProperty(NETTY_ALLOCATOR, "unpooled");
+        }
         String level = System.getenv("VGPU_LOG_LEVEL");
         if (!DaemonLogging.configure(level)) {
             System.err.println("VGPU_LOG_LEVEL=" + dev.vgpu.core.internal.Printable.of(level)
