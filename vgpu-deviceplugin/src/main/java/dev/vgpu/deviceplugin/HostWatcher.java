@@ -12,13 +12,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ThreadFactory;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Watches directories (the device-plugin directory and {@code /dev/vfio} under the host root) and runs a
- * callback on any change, so checks react at once instead of at the next poll. Events only trigger a check;
- * the check reads the truth from the file system, so lost or coalesced events do no harm.
+ * callback with the directory that changed, so checks react at once instead of at the next poll. Events only trigger
+ * a check; the check reads the truth from the file system, so lost or coalesced events do no harm.
  *
  * <p>Threads: one thread of its own ({@code vgpu-dp-watch}) blocks in {@link WatchService#take()} and runs the
  * callback, which must only post. {@code keys} is owned by the check lane ({@link PluginChecks}): only
@@ -30,13 +31,13 @@ final class HostWatcher implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HostWatcher.class);
 
     private final List<Path> directories;
-    private final Runnable onChange;
+    private final Consumer<Path> onChange;
     private final WatchService service;
     private final Thread thread;
     private final Map<Path, WatchKey> keys = new HashMap<>();
 
     /** {@code threads} makes the watch thread (new, unstarted), which is then named and made a daemon thread. */
-    HostWatcher(List<Path> directories, Runnable onChange, ThreadFactory threads) throws IOException {
+    HostWatcher(List<Path> directories, Consumer<Path> onChange, ThreadFactory threads) throws IOException {
         // The watch service belongs to the default file system; a directory elsewhere (a host root on jimfs)
         // cannot be registered with it, so only the periodic check sees its changes.
         this.directories = directories.stream().filter(d -> d.getFileSystem() == FileSystems.getDefault()).toList();
@@ -86,7 +87,7 @@ final class HostWatcher implements AutoCloseable {
             key.pollEvents();
             key.reset();
             try {
-                onChange.run();
+                onChange.accept((Path) key.watchable());
             } catch (Throwable e) {
                 Guarded.report("directory watch", e);
             }

@@ -101,8 +101,8 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
                 b.observer, b.clock);
         try {
             this.checks = new PluginChecks(env, plugins::values, new SerialContext("device-plugin check", scheduler),
-                    List.of(b.devicePluginDir, b.hostRoot.resolve("dev/vfio")), b.healthPollInterval.toNanos(),
-                    threads);
+                    b.devicePluginDir, List.of(b.devicePluginDir, b.hostRoot.resolve("dev/vfio")),
+                    b.healthPollInterval.toNanos(), threads);
         } catch (IOException | RuntimeException e) {
             if (ownScheduler) {
                 scheduler.shutdownNow();

@@ -53,11 +53,12 @@ final class ResourcePlugin {
     }
 
     /**
-     * What a check read: the socket file's key (null when it is not a socket), group-node presence per group and
-     * identity changes per device ({@code ""} when unchanged).
+     * What a check read: the socket file's key (null when it is not a socket) and, when {@code devicesRead},
+     * group-node presence per group and identity changes per device ({@code ""} when unchanged); a round of the
+     * sockets only leaves the devices' health as it was.
      */
-    record Checked(ResourcePlugin plugin, int served, Object socketKey, Map<String, Boolean> groupNodes,
-                   Map<String, String> identityChanges) {
+    record Checked(ResourcePlugin plugin, int served, Object socketKey, boolean devicesRead,
+                   Map<String, Boolean> groupNodes, Map<String, String> identityChanges) {
     }
 
     private final ResourceName name;
@@ -220,7 +221,9 @@ final class ResourcePlugin {
                 registrar.kubeletSeen(kubelet);
             }
         }
-        publish(advertised.withChecks(read.groupNodes(), read.identityChanges()));
+        if (read.devicesRead()) {
+            publish(advertised.withChecks(read.groupNodes(), read.identityChanges()));
+        }
     }
 
     /** Sets each device's GPU-fault flag to what {@code faulty} says now (the GPU faults changed). */
