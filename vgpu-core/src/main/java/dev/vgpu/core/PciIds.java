@@ -194,7 +194,7 @@ public final class PciIds {
             }
         }
 
-        /** Steps over the terminator at {@code position}: {@code \n}, {@code \r}, or {@code \r\n} across a refill too. */
+        /** Steps over the line's end at {@code position}: \n, \r, or \r\n (even split by a refill). */
         private void endOfLine() throws IOException {
             char terminator = buffer[position++];
             if (terminator == '\r' && (position < limit || fill()) && buffer[position] == '\n') {

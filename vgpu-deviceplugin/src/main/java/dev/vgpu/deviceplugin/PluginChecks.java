@@ -64,7 +64,7 @@ final class PluginChecks implements AutoCloseable {
         env.context().execute(() -> round(true));
     }
 
-    /** A watched directory changed (on the watch thread): a round soon, of the devices too unless it is the sockets'. */
+    /** A watched directory changed (on the watch thread): a round soon, of the devices too but for the plugins'. */
     private void changed(Path directory) {
         boolean devices = !directory.equals(devicePluginDir);
         env.context().execute(() -> round(devices));

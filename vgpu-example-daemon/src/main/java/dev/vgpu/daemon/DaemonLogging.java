@@ -28,8 +28,8 @@ import org.slf4j.spi.SLF4JServiceProvider;
  * and locale providers at every start (about 15 ms of a cold {@code discover}; BENCHMARKS.md, "Start-up"): the time
  * here is formatted by hand from {@code java.time} values, which need no locale data.
  *
- * <p>Threads: any thread may log; loggers are made once per name and shared; the level is one volatile value, set
- * before the first logger is asked for.
+ * <p>Threads: any thread may log; loggers are made once per name and shared; the level is one volatile value, which
+ * every logger reads at each call, so a {@link #configure} applies to loggers made before it too.
  */
 public final class DaemonLogging implements SLF4JServiceProvider {
 
@@ -48,7 +48,7 @@ public final class DaemonLogging implements SLF4JServiceProvider {
 
     /**
      * Sets the level from {@code VGPU_LOG_LEVEL}'s value ({@code trace}, {@code debug}, {@code info}, {@code warn},
-     * {@code error}, any case); anything else keeps INFO. Call it before the first logger is made.
+     * {@code error}, any case); anything else keeps the level as it is.
      *
      * @return false when the value names no level
      */

@@ -1,5 +1,6 @@
 package dev.vgpu.daemon;
 
+import dev.vgpu.core.internal.Printable;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -53,7 +54,7 @@ public final class VgpuDaemon {
         }
         String level = System.getenv("VGPU_LOG_LEVEL");
         if (!DaemonLogging.configure(level)) {
-            System.err.println("VGPU_LOG_LEVEL=" + dev.vgpu.core.internal.Printable.of(level)
+            System.err.println("VGPU_LOG_LEVEL=" + Printable.of(level)
                     + " names no level (trace, debug, info, warn, error): logging at info");
         }
         SLF4JBridgeHandler.removeHandlersForRootLogger();

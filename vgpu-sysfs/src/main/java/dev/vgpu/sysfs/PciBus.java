@@ -63,12 +63,17 @@ final class PciBus {
         ScanScope scope = host.scanScope();
         // Under ScanScope.none() the entries keep nothing either: each ask of a driver or vendor reads.
         BusMemo memo = scope == ScanScope.none() ? null : BusMemo.of(scope);
+        boolean index = busDirectory.equals(PCI_DEVICES);
         return SharedRead.once(host, new BusListing(directory),
-                () -> listNow(host.root(), directory, busMayBeAbsent, memo));
+                () -> listNow(host.root(), directory, busMayBeAbsent, memo, index));
     }
 
-    private static List<Entry> listNow(Path root, Path directory, boolean busMayBeAbsent, BusMemo memo)
-            throws IOException {
+    /**
+     * Lists a bus directory into entries that keep their reads in {@code memo} (null: keep nothing); with
+     * {@code index} (the PCI bus) the scan's path asks find them too ({@link BusMemo#entry}).
+     */
+    private static List<Entry> listNow(Path root, Path directory, boolean busMayBeAbsent, BusMemo memo,
+                                       boolean index) throws IOException {
         if (!Files.isDirectory(root)) {
             throw new NoSuchFileException(root.toString(), null, "the host root is not a readable directory");
         }
@@ -95,7 +100,7 @@ final class PciBus {
                     + " is missing under the host root " + root + " (is the host's /sys mounted there?)");
         }
         List<Entry> listed = Collections.unmodifiableList(found);
-        if (memo != null) {
+        if (memo != null && index) {
             memo.listed(directory, listed);
         }
         return listed;
@@ -172,39 +177,34 @@ final class PciBus {
         }
 
         private String driver() throws IOException {
-            if (memo == null) {
-                return driverNow(bus, name, dir, new BusMemo());
-            }
-            Object known = DRIVER.getAcquire(this);
-            if (known == null) {
-                Object read;
-                try {
-                    read = SharedRead.Outcome.of(driverNow(bus, name, dir, memo));
-                } catch (IOException e) {
-                    read = SharedRead.Outcome.failed(e);
-                }
-                known = DRIVER.compareAndExchange(this, null, read);
-                known = known == null ? read : known;
-            }
-            return SharedRead.Outcome.answer(known);
+            return memo == null ? driverNow(bus, name, dir, new BusMemo())
+                    : SharedRead.Outcome.answer(kept(true, null));
         }
 
         private String vendor(ScanScope scope) throws IOException {
-            if (memo == null) {
-                return SysfsFiles.hexId(dir(), "vendor", scope);
+            return memo == null ? SysfsFiles.hexId(dir(), "vendor", scope)
+                    : SharedRead.Outcome.answer(kept(false, scope));
+        }
+
+        /**
+         * The outcome of the driver read ({@code driver}) or the vendor read kept in this entry, read and kept now if
+         * none is (the constant handles in each branch, and no lambda: a scan asks this for every function).
+         */
+        private Object kept(boolean driver, ScanScope scope) {
+            Object known = driver ? DRIVER.getAcquire(this) : VENDOR.getAcquire(this);
+            if (known != null) {
+                return known;
             }
-            Object known = VENDOR.getAcquire(this);
-            if (known == null) {
-                Object read;
-                try {
-                    read = SharedRead.Outcome.of(SysfsFiles.hexId(dir(), "vendor", scope));
-                } catch (IOException e) {
-                    read = SharedRead.Outcome.failed(e);
-                }
-                known = VENDOR.compareAndExchange(this, null, read);
-                known = known == null ? read : known;
+            Object read;
+            try {
+                read = SharedRead.Outcome.of(driver ? driverNow(bus, name, dir, memo)
+                        : SysfsFiles.hexId(dir(), "vendor", scope));
+            } catch (IOException e) {
+                read = SharedRead.Outcome.failed(e);
             }
-            return SharedRead.Outcome.answer(known);
+            Object first = driver ? DRIVER.compareAndExchange(this, null, read)
+                    : VENDOR.compareAndExchange(this, null, read);
+            return first == null ? read : first;
         }
     }
 
@@ -293,9 +293,7 @@ final class PciBus {
 
         /** Keeps the scan's PCI listing (the mdev bus is walked by path alone). */
         void listed(Path directory, List<Entry> entries) {
-            if (directory.endsWith(PCI_DEVICES)) {
-                pci = new Listed(directory, entries);
-            }
+            pci = new Listed(directory, entries);
         }
 
         /**

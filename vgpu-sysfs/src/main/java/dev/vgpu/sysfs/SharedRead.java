@@ -30,13 +30,13 @@ record SharedRead<T>(T value, IOException failure) {
 
     /**
      * A scan-scope key that is its own read and, once read, holds the outcome: the scope keeps the first such key as
-     * the value of every equal key, so a read shared this way makes no object beyond the key (the scan asks one per
-     * function for its driver and its vendor). Subclasses define {@code equals} and {@code hashCode} on what names
-     * the read.
+     * the value of every equal key, so a read shared this way makes no object beyond the key (a driver or vendor asked
+     * by the path of a function the scan has not listed, e.g. by a re-check). Subclasses define {@code equals} and
+     * {@code hashCode} on what names the read.
      *
-     * <p>Threads: the outcome is one {@code volatile} field, written whole by each read ({@link Outcome}). Core's scope reads a key once and publishes it after; a scope
-     * of an embedder that reads the same key object on two threads at once still leaves one read's whole outcome,
-     * never half of each.
+     * <p>Threads: the outcome is one {@code volatile} field, written whole by each read ({@link Outcome}). Core's
+     * scope reads a key once and publishes it after; a scope of an embedder that reads the same key object on two
+     * threads at once still leaves one read's whole outcome, never half of each.
      */
     abstract static class Memo<T> {
         /** Null before the first read. */

@@ -12,11 +12,12 @@ import java.util.Set;
 
 /**
  * The floor of a scan: the files, links and directories the three sysfs sources look at, as a precomputed list
- * of plain {@link Files} calls (since issue 22's last round it also replays what the scan added for the DRA facts and
- * the XID policy: a configured VF's {@code device} and {@code nvidia/gpu_instance_id}, a PF's {@code sriov_numvfs},
- * a card's PCIe root link, and a passthrough function's {@code physfn}, group listing and PCIe root) ({@code readAllBytes}, {@code readSymbolicLink}, directory listing, {@code isDirectory},
+ * of plain {@link Files} calls ({@code readAllBytes}, {@code readSymbolicLink}, directory listing, {@code isDirectory},
  * {@code exists}). Built by walking the tree once with the sources' decisions (setup, not measured);
- * {@link #run()} then does only the I/O, with no parsing, branching or path building.
+ * {@link #run()} then does only the I/O, with no parsing, branching or path building. It replays every read the scan
+ * makes, those it gained since issue 13 included: a configured VF's {@code device} and {@code nvidia/gpu_instance_id},
+ * a PF's {@code sriov_numvfs}, a card's PCIe-root link, a passthrough function's {@code physfn}, group listing and
+ * PCIe root.
  */
 final class FloorPlan {
 

@@ -89,6 +89,8 @@ final class NativeFiles {
     private static final int O_CLOEXEC = 02000000;
     /** The same value on x86_64 and aarch64. */
     private static final int O_PATH = 010000000;
+    /** The auxiliary vector's entry for the page size. */
+    private static final long AT_PAGESZ = 6;
     /** Directories whose listing descriptor a thread keeps while it scans (docs/BUILD.md, "Kept directories"). */
     private static final int KEPT = 4;
 
@@ -174,9 +176,6 @@ final class NativeFiles {
         static final Calls X86_64 = new Calls(0, 3, 5, 262, 257, 267, 217);
         static final Calls AARCH64 = new Calls(63, 57, 80, 79, 56, 78, 61);
     }
-
-    /** The auxiliary vector's entry for the page size. */
-    private static final long AT_PAGESZ = 6;
 
     /**
      * The system's page size, what kernfs reports as a text attribute's size: the {@code AT_PAGESZ} entry of
