@@ -59,6 +59,7 @@ class LongSocketNamesIT {
             try (StandInKubelet kubelet = StandInKubelet.start(dir);
                  DaemonProcess daemon = DaemonProcess.start(DaemonProcess.jar().toString(), tmp.resolve("daemon.log"),
                          "serve", "--host-root", root.toString(), "--device-plugin-dir", dir.toString(),
+                         "--metrics-address", "127.0.0.1:0",
                          "--pci-ids", Files.createFile(tmp.resolve("empty-pci.ids")).toString())) {
                 String long62 = "nvidia.com/" + NAME_62;
                 String long63 = "nvidia.com/" + NAME_63;
