@@ -22,6 +22,8 @@ final class CardRun {
     private static final Logger LOG = LoggerFactory.getLogger(Applier.class);
     /** Plans of one card at most: the first may only enable VFs, the second does the rest. */
     private static final int ROUNDS = 2;
+    /** Tries at putting a card back. */
+    private static final int ROLLBACK_PASSES = 2;
 
     private final HostReader reader;
     private final HostWrites writes;
@@ -251,23 +253,31 @@ final class CardRun {
 
     // ---- rollback --------------------------------------------------------------------------------------------
 
-    /** Puts the card back as {@code before} showed it; empty when that worked exactly, else what did not. */
+    /**
+     * Puts the card back as {@code before} showed it, in up to {@value #ROLLBACK_PASSES} passes (a write that failed
+     * once, or did not take, is tried again from a fresh read); empty when that worked exactly, else what the last
+     * pass could not do.
+     */
     private Optional<List<String>> restore(CardFacts before) {
         List<String> problems = new ArrayList<>();
-        Rollback rollback = new Rollback(before, problems);
-        try {
-            rollback.clearOthers(read());
-            rollback.restoreTypes(read());
-            rollback.disableEnabled(read());
-            CardFacts after = read();
-            if (!after.sameConfiguration(before)) {
+        for (int pass = 1; pass <= ROLLBACK_PASSES; pass++) {
+            problems.clear();
+            Rollback rollback = new Rollback(before, problems);
+            try {
+                rollback.clearOthers(read());
+                rollback.restoreTypes(read());
+                rollback.disableEnabled(read());
+                CardFacts after = read();
+                if (after.sameConfiguration(before)) {
+                    return Optional.empty();
+                }
                 problems.add("card " + pf + " holds " + after.describeConfiguration() + ", it held "
                         + before.describeConfiguration());
+            } catch (Failure e) {
+                problems.add(e.getMessage());
             }
-        } catch (Failure e) {
-            problems.add(e.getMessage());
         }
-        return problems.isEmpty() ? Optional.empty() : Optional.of(problems);
+        return Optional.of(problems);
     }
 
     /** The writes that undo a run, each read back; a VF in use is never written. */
