@@ -81,7 +81,7 @@ final class CardRun {
                     before.describeConfiguration());
             return new CardOutcome.Unchanged(pf);
         }
-        LOG.info("vGPU configurator: card {} holds {}; applying {}", pf, before.describeConfiguration(),
+        LOG.info("vGPU configurator: card {} ({}): applying {}", pf, before.describeConfiguration(),
                 demand.describe());
         try {
             for (int round = 1; ; round++) {

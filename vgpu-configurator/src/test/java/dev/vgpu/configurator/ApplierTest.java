@@ -242,7 +242,7 @@ class ApplierTest {
         String log = CapturedStderr.of(() -> host.applier().apply(Map.of(at(A), CardDemand.layout(Map.of(
                 "L40S-24Q", 2))), InUse.none()));
 
-        assertThat(log).contains("card 0000:41:00.0 holds 2 VFs: 2 without a vGPU; applying 2 × \"L40S-24Q\"",
+        assertThat(log).contains("card 0000:41:00.0 (2 VFs: 2 without a vGPU): applying 2 × \"L40S-24Q\"",
                 "card 0000:41:00.0: set VF 0000:41:00.4 to \"NVIDIA L40S-24Q\" (type 1155)",
                 "card 0000:41:00.0 now holds 2 VFs: 2 × \"NVIDIA L40S-24Q\" (type 1155) (2 writes)");
     }
