@@ -152,7 +152,8 @@ final class CardRun {
     private void execute(Step step) throws Failure {
         if (step instanceof Step.EnableVfs enable) {
             if (!current.vfs().isEmpty() || current.numVfs() != 0) {
-                throw new Failure("card " + pf + " has VFs already (" + current.numVfs() + "), so they are not enabled");
+                throw new Failure("card " + pf + " has VFs already (" + current.numVfs()
+                        + "), so they are not enabled");
             }
             write(step, () -> writes.writeVfCount(pf, enable.count()));
             CardFacts now = read();
@@ -312,9 +313,14 @@ final class CardRun {
             }
         }
 
-        /** Disables the VFs of a card that had none. */
+        /** Disables the VFs of a card that had none, unless one of them is in use now. */
         void disableEnabled(CardFacts now) {
             if (before.numVfs() != 0 || now.numVfs() == 0) {
+                return;
+            }
+            List<PciAddress> used = now.vfs().stream().filter(VfFacts::inUse).map(VfFacts::address).toList();
+            if (!used.isEmpty()) {
+                problems.add("the VFs of card " + pf + " were not disabled again: " + used + " in use now");
                 return;
             }
             written++;

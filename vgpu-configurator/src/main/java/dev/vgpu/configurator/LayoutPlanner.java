@@ -123,8 +123,8 @@ final class LayoutPlanner {
     }
 
     private static String in(List<PciAddress> vfs) {
-        return (vfs.size() == 1 ? "VF " : "VFs ") + vfs.stream().map(PciAddress::toString).toList()
-                .toString().replaceAll("[\\[\\]]", "") + (vfs.size() == 1 ? " is" : " are");
+        return (vfs.size() == 1 ? "VF " : "VFs ") + String.join(", ", vfs.stream().map(PciAddress::toString).toList())
+                + (vfs.size() == 1 ? " is" : " are");
     }
 
     /** Keeps VFs holding a wanted type (those in use first), clears the rest, fills the gaps lowest first. */

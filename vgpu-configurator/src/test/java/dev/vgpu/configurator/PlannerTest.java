@@ -157,7 +157,8 @@ class PlannerTest {
                         .alsoNamed(Map.of(Q24, "NVIDIA L40S-24Q")), CardDemand.acquire("L40S-24Q", 1), OVER_CAPACITY,
                         "has no room for \"NVIDIA L40S-24Q\" now"),
                 refuses("release a VF in use", TestCard.withVfs(2).holding(0, Q12).inUse(0),
-                        CardDemand.release(TestCard.vf(0)), VF_IN_USE, "VF 0000:41:00.4 of card 0000:41:00.0 is in use"),
+                        CardDemand.release(TestCard.vf(0)), VF_IN_USE,
+                        "VF 0000:41:00.4 of card 0000:41:00.0 is in use"),
                 refuses("release another card's VF", TestCard.withVfs(2),
                         CardDemand.release(PciAddress.parse("0000:81:00.4")), INVALID_DEMAND,
                         "0000:81:00.4 is not a VF of card 0000:41:00.0"));

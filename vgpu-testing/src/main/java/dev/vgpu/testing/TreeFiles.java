@@ -43,7 +43,9 @@ final class TreeFiles {
     static void replace(Path file, String content) {
         byte[] bytes = content.getBytes(StandardCharsets.UTF_8);
         try {
-            if (Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) && Arrays.equals(Files.readAllBytes(file), bytes)) {
+            boolean same = Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
+                    && Arrays.equals(Files.readAllBytes(file), bytes);
+            if (same) {
                 return;
             }
             mkdirs(file.getParent());

@@ -85,13 +85,13 @@ public final class VgpuManagerSimulator {
         Objects.requireNonNull(tree, "tree");
         SimulatorState state = new SimulatorState();
         for (SimulatedCard card : cards) {
-            if (state.cards.put(PciAddress.parse(card.pf()), new SimulatorState.Card(card, card.enabledVfs())) != null) {
+            SimulatorState.Card simulated = new SimulatorState.Card(card, card.enabledVfs());
+            if (state.cards.put(PciAddress.parse(card.pf()), simulated) != null) {
                 throw new IllegalArgumentException("card " + card.pf() + " is given twice");
             }
             tree.sriovCard(card.pf(), card.deviceId()).numa(card.numa()).totalVfs(card.totalVfs())
                     .catalogOnPf(card.catalogOnPf()).virtualFunctions(card.enabledVfs(), card.firstGroup()).create();
         }
-        tree.nvidiaDriverVersion("550.54.14");
         VgpuManagerSimulator simulator = new VgpuManagerSimulator(tree);
         simulator.save(state);
         state.cards.values().forEach(simulator::render);

@@ -22,8 +22,17 @@ final class HostFiles {
     private HostFiles() {
     }
 
-    /** The file's text (UTF-8, malformed bytes replaced), at most {@value #MAX_BYTES} bytes of it. */
+    /**
+     * The file's text (UTF-8, malformed bytes replaced), at most {@value #MAX_BYTES} bytes of it. Only a regular file
+     * (after links) is opened: a FIFO or device node where an attribute belongs is refused, never waited on.
+     */
     static String read(Path file) throws IOException {
+        if (!Files.isRegularFile(file)) {
+            if (!Files.exists(file)) {
+                throw new NoSuchFileException(file.toString());
+            }
+            throw new IOException(file.getFileName() + " is not a regular file");
+        }
         try (InputStream in = Files.newInputStream(file)) {
             return new String(in.readNBytes(MAX_BYTES), StandardCharsets.UTF_8);
         }

@@ -19,7 +19,9 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The sysfs reader and writer on real-layout trees. */
@@ -112,6 +114,27 @@ class SysfsVgpuHostTest {
                         + root.resolve("sys/bus/pci/devices/" + A1 + "/nvidia/current_vgpu_type") + ")");
         assertThat(facts.cards().get(1).problems()).containsExactly("sriov_numvfs says 3 but it links 2 VFs"
                 + " (virtfnN)");
+    }
+
+    @Test
+    @Timeout(60) // a guard: a reader that opened the FIFO would wait for a writer forever
+    void aFifoOrADirectoryWhereAnAttributeBelongsIsAProblemNeverAWait() throws Exception {
+        SysfsTree t = host();
+        Path type = t.devicePath(A0).orElseThrow().resolve("nvidia/current_vgpu_type");
+        Files.delete(type);
+        Process mkfifo = new ProcessBuilder("mkfifo", type.toString()).start();
+        assertThat(mkfifo.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(mkfifo.exitValue()).isZero();
+        Path catalog = t.devicePath(A1).orElseThrow().resolve("nvidia/creatable_vgpu_types");
+        Files.delete(catalog);
+        Files.createDirectory(catalog);
+
+        CardFacts a = SysfsVgpuHost.at(root).readCard(at(A), Set.of());
+
+        assertThat(a.problems()).containsExactly(
+                "VF 0000:1b:00.4: nvidia/current_vgpu_type cannot be read: current_vgpu_type is not a regular file",
+                "0000:1b:00.5: nvidia/creatable_vgpu_types cannot be read: creatable_vgpu_types is not a regular"
+                        + " file");
     }
 
     @Test
