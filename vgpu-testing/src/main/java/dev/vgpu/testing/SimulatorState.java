@@ -79,7 +79,8 @@ final class SimulatorState {
             for (SimulatedType type : spec.types()) {
                 boolean sameSize = size == null || type.framebufferGb() == size;
                 boolean fits = used + type.framebufferGb() <= spec.framebufferGb();
-                boolean underLimit = type.maxInstances() == 0 || counts.getOrDefault(type.id(), 0) < type.maxInstances();
+                boolean underLimit = type.maxInstances() == 0
+                        || counts.getOrDefault(type.id(), 0) < type.maxInstances();
                 if (sameSize && fits && underLimit) {
                     listed.put(type.id(), type.name());
                 }
@@ -158,7 +159,8 @@ final class SimulatorState {
                             Long.parseLong(f[2]), f[5], Integer.parseInt(f[3]), Integer.parseInt(f[4])));
                     case "vgpu" -> vgpus.add(f);
                     case "held" -> state.held.add(PciAddress.parse(f[1]));
-                    case "fault" -> state.faults.put(Long.parseLong(f[1]), VgpuManagerSimulator.WriteFault.valueOf(f[2]));
+                    case "fault" -> state.faults.put(Long.parseLong(f[1]),
+                            VgpuManagerSimulator.WriteFault.valueOf(f[2]));
                     case "faults-from" -> state.failingFrom = Long.parseLong(f[1]);
                     default -> throw new IllegalArgumentException("unknown record " + f[0]);
                 }

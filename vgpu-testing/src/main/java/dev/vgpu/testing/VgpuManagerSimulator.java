@@ -128,34 +128,31 @@ public final class VgpuManagerSimulator {
      *                     {@code sriov_totalvfs}, disabling while a VF is held or holds a vGPU, an injected fault
      */
     public synchronized void writeVfCount(PciAddress pf, int count) throws IOException {
-        SimulatorState state = load();
-        Path file = tree.path(SysfsTree.PCI_BUS).resolve(pf.toString()).resolve("sriov_numvfs");
-        String what = "write " + count + " to " + pf + "/sriov_numvfs";
-        if (faulted(state, file, what)) {
+        Attempt write = attempt(pf, "sriov_numvfs", count);
+        if (write == null) {
             return;
         }
-        SimulatorState.Card card = state.cards.get(pf);
+        SimulatorState.Card card = write.state().cards.get(pf);
         if (card == null) {
-            throw refuse(state, what, new NoSuchFileException(file.toString(), null, "no simulated card " + pf));
+            throw write.refuse(new NoSuchFileException(write.file().toString(), null, "no simulated card " + pf));
         }
         if (count < 0 || count > card.spec.totalVfs()) {
-            throw refuse(state, what, kernel(file, "Invalid argument: the card has at most " + card.spec.totalVfs()
-                    + " VFs"));
+            throw write.refuse("Invalid argument: the card has at most " + card.spec.totalVfs() + " VFs");
         }
         if (count != card.numVfs && count != 0 && card.numVfs != 0) {
-            throw refuse(state, what, kernel(file, "Device or resource busy: " + card.numVfs
-                    + " VFs are enabled; write 0 first"));
+            throw write.refuse("Device or resource busy: " + card.numVfs + " VFs are enabled; write 0 first");
         }
         if (count == 0 && card.numVfs != 0) {
             for (int i = 0; i < card.numVfs; i++) {
-                if (state.held.contains(card.vf(i)) || card.vgpus.containsKey(i)) {
-                    throw refuse(state, what, kernel(file, "Device or resource busy: VF " + card.vf(i)
-                            + (state.held.contains(card.vf(i)) ? " is held by a VM" : " holds a vGPU")));
+                boolean held = write.state().held.contains(card.vf(i));
+                if (held || card.vgpus.containsKey(i)) {
+                    throw write.refuse("Device or resource busy: VF " + card.vf(i)
+                            + (held ? " is held by a VM" : " holds a vGPU"));
                 }
             }
         }
         card.numVfs = count;
-        commit(state, what, card);
+        write.commit(card);
     }
 
     /**
@@ -165,32 +162,29 @@ public final class VgpuManagerSimulator {
      *                     does not list now, an injected fault
      */
     public synchronized void writeType(PciAddress vf, long typeId) throws IOException {
-        SimulatorState state = load();
-        Path file = tree.path(SysfsTree.PCI_BUS).resolve(vf.toString()).resolve("nvidia/current_vgpu_type");
-        String what = "write " + typeId + " to " + vf + "/nvidia/current_vgpu_type";
-        if (faulted(state, file, what)) {
+        Attempt write = attempt(vf, "nvidia/current_vgpu_type", typeId);
+        if (write == null) {
             return;
         }
-        SimulatorState.Located at = state.locate(vf);
+        SimulatorState.Located at = write.state().locate(vf);
         if (at == null) {
-            throw refuse(state, what, new NoSuchFileException(file.toString(), null, "no enabled simulated VF " + vf));
+            throw write.refuse(new NoSuchFileException(write.file().toString(), null, "no enabled simulated VF " + vf));
         }
-        if (state.held.contains(vf)) {
-            throw refuse(state, what, kernel(file, "Device or resource busy: a VM holds VF " + vf));
+        if (write.state().held.contains(vf)) {
+            throw write.refuse("Device or resource busy: a VM holds VF " + vf);
         }
         SimulatorState.Card card = at.card();
         if (typeId == 0) {
             card.vgpus.remove(at.index());
         } else if (card.vgpus.containsKey(at.index())) {
-            throw refuse(state, what, kernel(file, "Device or resource busy: VF " + vf + " holds type "
-                    + card.vgpus.get(at.index()) + "; write 0 first"));
+            throw write.refuse("Device or resource busy: VF " + vf + " holds type " + card.vgpus.get(at.index())
+                    + "; write 0 first");
         } else if (!card.listedBy(at.index()).containsKey(typeId)) {
-            throw refuse(state, what, kernel(file, "Invalid argument: type " + typeId + " is not creatable on " + vf
-                    + " now"));
+            throw write.refuse("Invalid argument: type " + typeId + " is not creatable on " + vf + " now");
         } else {
             card.vgpus.put(at.index(), typeId);
         }
-        commit(state, what, card);
+        write.commit(card);
     }
 
     // ---- what VMs and the machine do -------------------------------------------------------------------------
@@ -287,19 +281,12 @@ public final class VgpuManagerSimulator {
 
     /** How many VFs a card has enabled. */
     public synchronized int vfCount(String pf) {
-        SimulatorState.Card card = loadUnchecked().cards.get(PciAddress.parse(pf));
-        if (card == null) {
-            throw new IllegalArgumentException("no simulated card " + pf);
-        }
-        return card.numVfs;
+        return requireCard(pf).numVfs;
     }
 
     /** Each enabled VF of a card → the type it holds (0 for none), in address order. */
     public synchronized Map<String, Long> vgpus(String pf) {
-        SimulatorState.Card card = loadUnchecked().cards.get(PciAddress.parse(pf));
-        if (card == null) {
-            throw new IllegalArgumentException("no simulated card " + pf);
-        }
+        SimulatorState.Card card = requireCard(pf);
         Map<String, Long> vfs = new TreeMap<>();
         for (int i = 0; i < card.numVfs; i++) {
             vfs.put(card.vf(i).toString(), card.vgpus.getOrDefault(i, 0L));
@@ -316,37 +303,76 @@ public final class VgpuManagerSimulator {
 
     // ---- state and tree ----------------------------------------------------------------------------------------
 
-    private boolean faulted(SimulatorState state, Path file, String what) throws IOException {
+    /** One write attempt: the state it reads and changes, the file written, the attempt in words. */
+    private final class Attempt {
+        private final SimulatorState state;
+        private final Path file;
+        private final String what;
+
+        Attempt(SimulatorState state, Path file, String what) {
+            this.state = state;
+            this.file = file;
+            this.what = what;
+        }
+
+        SimulatorState state() {
+            return state;
+        }
+
+        Path file() {
+            return file;
+        }
+
+        /** Saves the count, logs the refusal and gives the exception to throw. */
+        IOException refuse(IOException refusal) {
+            save(state);
+            log(state, what, "refused: " + refusal.getMessage());
+            return refusal;
+        }
+
+        /** {@link #refuse(IOException)} with the kernel's error on the file. */
+        IOException refuse(String reason) {
+            return refuse(new FileSystemException(file.toString(), null, reason));
+        }
+
+        /** Saves the state, shows the card in the tree and logs the write. */
+        void commit(SimulatorState.Card card) {
+            save(state);
+            render(card);
+            log(state, what, "done");
+        }
+    }
+
+    /**
+     * Counts a write attempt and meets it with its fault: null when the fault swallows it, an exception when the
+     * fault fails it.
+     */
+    private Attempt attempt(PciAddress function, String attribute, long value) throws IOException {
+        SimulatorState state = load();
+        Attempt attempt = new Attempt(state, tree.path(SysfsTree.PCI_BUS).resolve(function.toString())
+                .resolve(attribute), "write " + value + " to " + function + "/" + attribute);
         state.attempts++;
         WriteFault fault = state.faults.remove(state.attempts);
         if (fault == null && state.failingFrom > 0 && state.attempts >= state.failingFrom) {
             fault = WriteFault.FAIL;
         }
+        if (fault == WriteFault.FAIL) {
+            throw attempt.refuse("Input/output error (injected fault)");
+        }
         if (fault == WriteFault.IGNORE) {
             save(state);
-            log(state, what, "ignored (injected)");
-            return true;
+            log(state, attempt.what, "ignored (injected)");
+            return null;
         }
-        if (fault == WriteFault.FAIL) {
-            throw refuse(state, what, kernel(file, "Input/output error (injected fault)"));
+        return attempt;
+    }
+
+    private SimulatorState.Card requireCard(String pf) {
+        SimulatorState.Card card = loadUnchecked().cards.get(PciAddress.parse(pf));
+        if (card == null) {
+            throw new IllegalArgumentException("no simulated card " + pf);
         }
-        return false;
-    }
-
-    private IOException refuse(SimulatorState state, String what, IOException refusal) {
-        save(state);
-        log(state, what, "refused: " + refusal.getMessage());
-        return refusal;
-    }
-
-    private static IOException kernel(Path file, String reason) {
-        return new FileSystemException(file.toString(), null, reason);
-    }
-
-    private void commit(SimulatorState state, String what, SimulatorState.Card card) {
-        save(state);
-        render(card);
-        log(state, what, "done");
+        return card;
     }
 
     private PciAddress requireVf(SimulatorState state, String vf) {
@@ -399,7 +425,8 @@ public final class VgpuManagerSimulator {
         for (int i = 0; i < card.numVfs; i++) {
             Path vf = tree.devicePath(card.vf(i).toString()).orElseThrow();
             TreeFiles.replace(vf.resolve("nvidia/current_vgpu_type"), card.vgpus.getOrDefault(i, 0L) + "\n");
-            TreeFiles.replace(vf.resolve("nvidia/creatable_vgpu_types"), SysfsTree.creatableTypesText(card.listedBy(i)));
+            TreeFiles.replace(vf.resolve("nvidia/creatable_vgpu_types"),
+                    SysfsTree.creatableTypesText(card.listedBy(i)));
         }
         if (spec.catalogOnPf()) {
             TreeFiles.replace(pfDir.resolve("nvidia/creatable_vgpu_types"),
