@@ -14,7 +14,8 @@ public interface HostReader {
 
     /**
      * Every card of the host that can host vendor-VFIO vGPUs. A card that cannot be read whole is returned with
-     * {@link CardFacts#problems() problems}, never left out.
+     * {@link CardFacts#problems() problems}, never left out; a function whose vendor, driver or
+     * {@code sriov_totalvfs} cannot be read is not taken for a card.
      *
      * @param inUse the VFs to mark in use
      * @throws IOException only when the host's PCI functions cannot be listed at all

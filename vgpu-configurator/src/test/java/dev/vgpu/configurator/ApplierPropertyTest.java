@@ -27,6 +27,7 @@ import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
 import net.jqwik.api.statistics.Statistics;
 
 /**
@@ -54,6 +55,7 @@ class ApplierPropertyTest {
      * @param layout    what is asked
      * @param nvml      whether a resolver names every type
      * @param fault     0: none; n > 0: write n fails; n < 0: write -n is swallowed; n > 100: every write from n-100
+     *                  (early writes, so that plans of one or two writes meet them too)
      */
     record Scenario(int totalVfs, boolean enabled, boolean pfCatalog, int size, Map<Integer, Boolean> before,
                     Set<Integer> inUse, Map<String, Integer> layout, boolean nvml, int fault) {
@@ -68,11 +70,14 @@ class ApplierPropertyTest {
                         .ofMaxSize(total),
                 Arbitraries.oneOf(Arbitraries.just(Set.<Integer>of()),
                         Arbitraries.integers().between(0, total - 1).set().ofMinSize(1).ofMaxSize(2)),
-                Arbitraries.maps(Arbitraries.of(PROFILES), Arbitraries.integers().between(0, total + 1))
-                        .ofMinSize(1).ofMaxSize(2),
+                Arbitraries.frequencyOf(
+                        Tuple.of(3, Arbitraries.maps(Arbitraries.of(PROFILES), Arbitraries.integers().between(1, total))
+                                .ofSize(1)),
+                        Tuple.of(1, Arbitraries.maps(Arbitraries.of(PROFILES), Arbitraries.integers().between(0,
+                                total + 1)).ofMinSize(1).ofMaxSize(2))),
                 Arbitraries.of(true, false),
-                Arbitraries.oneOf(Arbitraries.just(0), Arbitraries.integers().between(1, 8),
-                        Arbitraries.integers().between(-8, -1), Arbitraries.integers().between(102, 108)))
+                Arbitraries.oneOf(Arbitraries.just(0), Arbitraries.integers().between(1, 4),
+                        Arbitraries.integers().between(-4, -1), Arbitraries.integers().between(102, 104)))
                 .as((enabled, pfCatalog, size, before, inUse, layout, nvml, fault) -> new Scenario(total, enabled,
                         pfCatalog, size, before, inUse, layout, nvml, fault)));
     }
@@ -118,9 +123,10 @@ class ApplierPropertyTest {
             }
         }
         Statistics.label("outcome").coverage(coverage -> {
-            coverage.check("applied").percentage(p -> p >= 10);
-            coverage.check("refused").percentage(p -> p >= 10);
-            coverage.check("rolled_back").percentage(p -> p >= 3);
+            // Far below what the generators give (about 33, 53 and 6 % in 250 tries), so that no seed fails them.
+            coverage.check("applied").percentage(p -> p >= 15);
+            coverage.check("refused").percentage(p -> p >= 20);
+            coverage.check("rolled_back").percentage(p -> p >= 1);
         });
     }
 
