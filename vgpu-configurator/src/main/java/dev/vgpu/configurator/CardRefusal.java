@@ -53,8 +53,14 @@ public record CardRefusal(PciAddress card, List<Reason> reasons) implements Card
         UNKNOWN_CARD,
         /** Part of the card could not be read. */
         UNREADABLE,
-        /** The card has no type of that name (or cannot say so while it lists nothing). */
+        /** The card has no type of that name: it showed all its types, and none is called so. */
         UNKNOWN_PROFILE,
+        /**
+         * The card does not name the profile now and cannot show all its types: it lists only what fits beside the
+         * vGPUs it holds (nothing when full), and no resolver named it. It may exist; NVML's names, or a card
+         * cleared of its vGPUs, tell.
+         */
+        UNLISTED_PROFILE,
         /** The card names two types the same, or one type two ways. */
         AMBIGUOUS_PROFILE,
         /** The card would hold vGPUs of different framebuffer sizes, which needs a driver mode this does not set. */

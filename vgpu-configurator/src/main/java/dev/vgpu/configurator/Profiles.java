@@ -46,7 +46,9 @@ final class Profiles {
                     + ProfileNames.quoted(profile) + " by several types (" + ids + "), so which one is meant cannot be"
                     + " told"));
         } else if (!(deferrable && card.vfs().isEmpty() && card.types().names().isEmpty())) {
-            reasons.add(new Reason(Kind.UNKNOWN_PROFILE, unknown(card, profile)));
+            // Only a card that shows all its types can say a name is none of them; else it may be one not listed now.
+            reasons.add(new Reason(card.types().complete() ? Kind.UNKNOWN_PROFILE : Kind.UNLISTED_PROFILE,
+                    unknown(card, profile)));
         }
         return null;
     }

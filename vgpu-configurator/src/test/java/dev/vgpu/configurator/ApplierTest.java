@@ -80,7 +80,7 @@ class ApplierTest {
         ApplyReport named = host.applier(first.typeNames()).apply(full, InUse.none());
 
         assertThat(unnamed.cards()).allSatisfy(outcome -> assertThat(((CardOutcome.Refused) outcome).has(
-                CardRefusal.Kind.UNKNOWN_PROFILE)).isTrue());
+                CardRefusal.Kind.UNLISTED_PROFILE)).isTrue());
         assertThat(unnamed.cards().get(0).describe()).contains("nothing names the types its VFs hold (type 1155 on 2"
                 + " VFs)");
         assertThat(named.cards()).allMatch(outcome -> outcome instanceof CardOutcome.Unchanged);

@@ -7,6 +7,7 @@ import static dev.vgpu.configurator.CardRefusal.Kind.NO_VFS;
 import static dev.vgpu.configurator.CardRefusal.Kind.OVER_CAPACITY;
 import static dev.vgpu.configurator.CardRefusal.Kind.UNKNOWN_CARD;
 import static dev.vgpu.configurator.CardRefusal.Kind.UNKNOWN_PROFILE;
+import static dev.vgpu.configurator.CardRefusal.Kind.UNLISTED_PROFILE;
 import static dev.vgpu.configurator.CardRefusal.Kind.UNREADABLE;
 import static dev.vgpu.configurator.CardRefusal.Kind.VF_IN_USE;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -106,11 +107,11 @@ class PlannerTest {
                 refuses("an unknown profile with count 0", TestCard.withVfs(4), CardDemand.layout(of("L40S-5Q", 0)),
                         UNKNOWN_PROFILE, "\"L40S-5Q\""),
                 refuses("a type of another size is not listed beside the vGPUs a card holds",
-                        TestCard.withVfs(4).holding(0, Q4), CardDemand.layout(of("L40S-12Q", 1)), UNKNOWN_PROFILE,
+                        TestCard.withVfs(4).holding(0, Q4), CardDemand.layout(of("L40S-12Q", 1)), UNLISTED_PROFILE,
                         "while it holds vGPUs it lists only the types that fit beside them"),
                 refuses("a full card whose types nothing names",
                         TestCard.withVfs(2).holding(0, Q24).holding(1, Q24).listingNothing(),
-                        CardDemand.layout(of("L40S-24Q", 2)), UNKNOWN_PROFILE,
+                        CardDemand.layout(of("L40S-24Q", 2)), UNLISTED_PROFILE,
                         "nothing names the types its VFs hold (type 1155 on 2 VFs)"),
                 refuses("mixed framebuffer sizes", TestCard.withVfs(4),
                         CardDemand.layout(Map.of("L40S-4Q", 2, "L40S-12Q", 1)), MIXED_SIZES,
