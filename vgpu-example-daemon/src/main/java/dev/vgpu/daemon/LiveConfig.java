@@ -55,6 +55,14 @@ final class LiveConfig {
         return new LiveConfig(Optional.empty(), "", ConfigFile.NONE);
     }
 
+    /**
+     * A configuration given as text by {@code origin} (an environment variable), for good: a process's environment
+     * does not change, so SIGHUP has nothing to read again.
+     */
+    static LiveConfig inline(String origin, ConfigFile configuration) {
+        return new LiveConfig(Optional.empty(), origin, configuration);
+    }
+
     /** What is in force now. */
     ConfigFile current() {
         return current.get();
@@ -88,7 +96,8 @@ final class LiveConfig {
 
     /** For the start line: where the configuration comes from and what it changes. */
     String describe() {
-        return file.map(f -> origin + " " + f + " (" + current.get().describe() + ")").orElse("none");
+        return file.map(f -> origin + " " + f + " (" + current.get().describe() + ")")
+                .orElse(origin.isEmpty() ? "none" : origin + " (" + current.get().describe() + ")");
     }
 
     /** Asks for the file to be read again before the next round; nothing happens without a file. */
