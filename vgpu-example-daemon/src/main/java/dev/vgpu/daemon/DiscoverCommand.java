@@ -63,6 +63,9 @@ final class DiscoverCommand implements Callable<Integer> {
         configOption = new ConfigOption(args);
         format = Format.valueOf(args.text(FORMAT)); // the table's spelling: the parser hands a choice on as written
         sample = Samples.requireKnown(args.text(SAMPLE));
+        if (sample != null && args.has(ScanOptions.HOST_ROOT)) {
+            throw new UsageError("--sample and --host-root: give one of them");
+        }
     }
 
     @Override
