@@ -7,9 +7,10 @@
 #
 # Two stages: a JDK 25 links a runtime with only the modules the daemon needs and the daemon's JVM flags
 # (deploy/image/jvm.flags, linked in with --add-options, so every JVM of the image runs with them); the image gets that
-# runtime, the jar, two launchers and an AOT cache trained in it. Resource names of passthrough GPUs come from pci.ids
-# and users write them into the KubeVirt CR, so the image ships no distribution pci.ids: the daemon uses the pinned
-# NVIDIA section bundled in its jar (its version is in `--version` and in the start line). `--pci-ids FILE` overrides.
+# runtime, the jar, two launchers and a class-data archive dumped in it. Resource names of passthrough GPUs come from
+# pci.ids and users write them into the KubeVirt CR, so the image ships no distribution pci.ids: the daemon uses the
+# pinned NVIDIA section bundled in its jar (its version is in `--version` and in the start line). `--pci-ids FILE`
+# overrides.
 # The final stage needs /bin/sh (the launchers are two-line scripts) and the C library; nothing else.
 ARG JDK_IMAGE=eclipse-temurin:25-jdk-noble
 ARG RUNTIME_IMAGE=debian:bookworm-slim
@@ -20,10 +21,10 @@ FROM ${JDK_IMAGE} AS runtime
 ARG JLINK_MODULES=java.base,java.desktop,java.naming,java.net.http,java.sql,jdk.jfr,jdk.unsupported
 COPY vgpu-example-daemon/target/vgpu-daemon.jar /build/vgpu-daemon.jar
 COPY deploy/image/jvm.flags /build/jvm.flags
-# No default class-data archive (--generate-cds-archive): the daemon's AOT cache (below) holds the JDK's classes too.
+# No default class-data archive (--generate-cds-archive): the daemon's archive (below) holds the JDK's classes too.
 # The flags file is read with shell built-ins only (the local JDK stage has no coreutils). Java debug attributes are
 # stripped; native symbols are not (that needs objcopy, and the linked runtime came out 352 bytes larger without it).
-# RuntimeImageIT links a runtime with these options and runs the image's training and launch on it.
+# RuntimeImageIT links a runtime with these options and runs the image's archive dump and launch on it.
 RUN deps="$(jdeps --print-module-deps --ignore-missing-deps --multi-release 25 /build/vgpu-daemon.jar)" \
  && if [ "$deps" != "$JLINK_MODULES" ]; then \
       echo "jdeps says the jar needs $deps but JLINK_MODULES is $JLINK_MODULES" >&2; exit 1; \
@@ -49,13 +50,16 @@ COPY --from=runtime /opt/java /opt/java
 COPY vgpu-example-daemon/target/vgpu-daemon.jar /opt/vgpu/vgpu-daemon.jar
 COPY deploy/image/vgpu-daemon /opt/vgpu/bin/vgpu-daemon
 COPY deploy/image/nvidia-kubevirt-gpu-device-plugin /usr/local/bin/nvidia-kubevirt-gpu-device-plugin
-# The AOT cache the launcher names (-XX:AOTCache=/opt/vgpu/vgpu-daemon.aot): trained here, in the final image, because
-# it is valid only for this runtime and this jar at this path, and checked against the flags linked into the runtime,
-# which this run has too. The training run is `demo` (scan, serve, register, ListAndWatch, Allocate, rescan against an
-# in-process stand-in kubelet; no GPU, no kubelet). /tmp is a scratch mount, so nothing the run writes there (Netty's
-# and JNA's unpacked native libraries) stays in the image.
-RUN --mount=type=tmpfs,target=/tmp \
-    ["/opt/java/bin/java", "-XX:AOTCacheOutput=/opt/vgpu/vgpu-daemon.aot", "-jar", "/opt/vgpu/vgpu-daemon.jar", "demo"]
+# The class-data archive the launcher names (-XX:SharedArchiveFile=/opt/vgpu/vgpu-daemon.jsa), dumped here, in the
+# final image, because it is valid only for this runtime and this jar at this path, and checked against the flags
+# linked into the runtime, which this run has too. It holds the classes of deploy/image/vgpu-daemon.classlist (what
+# `demo` loads: scan, serve, register, ListAndWatch, Allocate, rescan; scripts/record-classlist.sh records it). A
+# static dump of a fixed list writes the same bytes every time, so two builds give one image digest; JDK 25's AOT
+# cache, trained by a run, does not (docs/BUILD.md, "The image"). The list is copied, not bound in for this step
+# only: a build cache keys a step on what it copies, not on what it mounts, and would keep an archive of an old list.
+COPY deploy/image/vgpu-daemon.classlist /opt/vgpu/vgpu-daemon.classlist
+RUN ["/opt/java/bin/java", "-Xshare:dump", "-XX:SharedClassListFile=/opt/vgpu/vgpu-daemon.classlist", \
+     "-XX:SharedArchiveFile=/opt/vgpu/vgpu-daemon.jsa", "-cp", "/opt/vgpu/vgpu-daemon.jar"]
 # Two malloc arenas instead of one per core and thread: the daemon's native allocations are few. Here rather than in
 # the manifests, so that every install route gets it.
 ENV PATH=/usr/local/bin:/usr/bin:/bin MALLOC_ARENA_MAX=2

@@ -34,8 +34,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * (no arguments; option-only arguments; the old {@code command: nvidia-kubevirt-gpu-device-plugin} with arguments).
  * Each serves a real-layout sample host mounted where that route mounts the host (under {@code /host}, or over the
  * slot's {@code /sys} and {@code /dev/vfio}) to the stand-in kubelet on a mounted device-plugin directory: every
- * resource the host has registers, one Allocate succeeds, the probes answer 200, the AOT cache is in use, and SIGTERM
- * ends the container with exit code 0 and no plugin socket left.
+ * resource the host has registers, one Allocate succeeds, the probes answer 200, the class-data archive is in use
+ * (most classes come from it), and SIGTERM ends the container with exit code 0 and no plugin socket left.
  *
  * <p>Not part of a plain {@code mvn verify} (the failsafe configuration excludes it): {@code .ci/run} builds the image
  * with {@code scripts/build-image.sh} and then runs this class by name ({@code -Dit.test=ImageIT}), so a machine
@@ -169,8 +169,9 @@ class ImageIT {
         Path cdi = Files.createDirectories(work.resolve("cdi-" + Math.abs(form.name().hashCode())));
         boolean slot = form.options().contains("--privileged");
         List<String> run = new ArrayList<>(List.of("run", "--detach", "--publish=127.0.0.1::9410",
-                // the AOT cache's log, in the container's output (the only flag this test adds)
-                "--env=JAVA_TOOL_OPTIONS=-Xlog:aot=info"));
+                // the class-data archive's log and where each class came from, in the container's output (the only
+                // flags this test adds)
+                "--env=JAVA_TOOL_OPTIONS=-Xlog:cds=info,aot=info,class+load=info"));
         run.addAll(form.options());
         if (slot) {
             // The slot's host paths, at the same paths in the container; the host's /sys and /dev/vfio are the sample.
@@ -205,9 +206,12 @@ class ImageIT {
                 assertThat(podman(120, "wait", id).ok().strip()).as("%s: exit code after SIGTERM; log:%n%s", form,
                         logs(id)).isEqualTo("0");
                 String log = logs(id);
-                assertThat(log).as("%s: the AOT cache", form).contains("Opened AOT cache /opt/vgpu/vgpu-daemon.aot",
-                        "Using AOT-linked classes: true");
-                assertThat(log).doesNotContain("[error][aot]", "[warning][aot]");
+                assertThat(log).as("%s: the class-data archive", form).contains(
+                        "Opened shared archive file /opt/vgpu/vgpu-daemon.jsa", "Loaded heap");
+                assertThat(log).doesNotContain("[error][cds]", "[warning][cds]", "[error][aot]", "[warning][aot]");
+                assertThat(RuntimeImageIT.archivedShare(log)).as("%s: share of the classes loaded that came from the"
+                        + " archive; below %s, run scripts/record-classlist.sh", form,
+                        RuntimeImageIT.MIN_ARCHIVED_SHARE).isGreaterThanOrEqualTo(RuntimeImageIT.MIN_ARCHIVED_SHARE);
                 try (var left = Files.list(plugins)) {
                     assertThat(left.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("kubevirt-")))
                             .as("%s: plugin sockets after SIGTERM", form).isEmpty();

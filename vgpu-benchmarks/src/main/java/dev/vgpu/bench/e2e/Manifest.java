@@ -12,9 +12,9 @@ import java.util.Map;
 /**
  * The launch command of the DaemonSet, read from its manifest rather than copied: the container's {@code args} and
  * the JVM flags, and the other environment variables with a one-line value. The flags are the image's
- * ({@code deploy/image/jvm.flags} beside the manifest's {@code deploy/}, plus the launcher's AOT cache) followed by
- * the manifest's {@code JAVA_TOOL_OPTIONS}, which override them; an older manifest that wrote every flag into
- * {@code JAVA_TOOL_OPTIONS} is read as it is. A small line reader for the one layout deploy/base uses, not YAML.
+ * ({@code deploy/image/jvm.flags} beside the manifest's {@code deploy/}, plus the launcher's class-data archive)
+ * followed by the manifest's {@code JAVA_TOOL_OPTIONS}, which override them; an older manifest that wrote every flag
+ * into {@code JAVA_TOOL_OPTIONS} is read as it is. A small line reader for the one layout deploy/base uses, not YAML.
  *
  * @param javaToolOptions the JVM flags, one token each
  * @param args            the daemon's arguments, e.g. {@code serve --host-root=/host ...}
@@ -22,8 +22,8 @@ import java.util.Map;
  */
 record Manifest(List<String> javaToolOptions, List<String> args, Map<String, String> env) {
 
-    /** The AOT cache the image's launcher names (deploy/image/vgpu-daemon). */
-    private static final String IMAGE_CACHE = "-XX:AOTCache=/opt/vgpu/vgpu-daemon.aot";
+    /** The class-data archive the image's launcher names (deploy/image/vgpu-daemon). */
+    private static final String IMAGE_ARCHIVE = "-XX:SharedArchiveFile=/opt/vgpu/vgpu-daemon.jsa";
     /** The flags that name the daemon's class-data archive or AOT cache, an image path. */
     private static final List<String> ARCHIVE_FLAGS = List.of("-XX:SharedArchiveFile=", "-XX:AOTCache=");
 
@@ -73,7 +73,7 @@ record Manifest(List<String> javaToolOptions, List<String> args, Map<String, Str
         }
         if (flags.stream().noneMatch(f -> ARCHIVE_FLAGS.stream().anyMatch(f::startsWith))) {
             List<String> image = new ArrayList<>(imageFlags(file));
-            image.add(IMAGE_CACHE);
+            image.add(IMAGE_ARCHIVE);
             image.addAll(flags);
             flags = image;
         }
