@@ -78,6 +78,18 @@ record ConfigFile(DeviceRules rules, VgpuTypeNameTable typeNames, XidPolicy xid)
         return ConfigParser.parse(text);
     }
 
+    /**
+     * Checks a configuration given as text (an environment variable), with the file's size limit.
+     *
+     * @throws Invalid when it is too large, is not YAML, or says anything this version does not accept
+     */
+    static ConfigFile parse(String text) throws Invalid {
+        if (text.getBytes(StandardCharsets.UTF_8).length > MAX_BYTES) {
+            throw new Invalid("", "the text is larger than " + MAX_BYTES + " bytes");
+        }
+        return ConfigParser.parse(text);
+    }
+
     /** One line for the start log: what the file changes. */
     String describe() {
         return rules.renames().size() + " rename rules, " + rules.exclusions().size() + " exclusions, vGPU type names"

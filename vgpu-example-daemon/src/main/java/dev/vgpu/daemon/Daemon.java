@@ -107,7 +107,7 @@ final class Daemon implements AutoCloseable {
                         ? "every " + GoDurations.format(config.interval().period())
                         : "disabled (devices are discovered once at start)",
                 config.nvmlOptions().describePciIds(), config.stateDir().map(Path::toString)
-                        .orElse("off (learned profile names are lost at a restart)"), live.describe(),
+                        .orElse("off (learned profile names are lost at a restart)"), (config.nvmlOptions().noNvml ? live.describeWithoutNvml() : live.describe()),
                 config.failedScansLimit() == 0 ? "no number of failed scans"
                         : config.failedScansLimit() + " failed scans in a row");
         Host host = new Host(config.hostRoot(), config.pciIds(),

@@ -108,7 +108,7 @@ final class DraDaemon implements AutoCloseable {
                 sources.stream().map(DeviceSource::name).toList(), nvml.description(), config.interval().enabled()
                         ? "every " + GoDurations.format(config.interval().period())
                         : "disabled (devices are discovered once at start)",
-                config.nvmlOptions().describePciIds(), config.stateDir(), live.describe());
+                config.nvmlOptions().describePciIds(), config.stateDir(), (config.nvmlOptions().noNvml ? live.describeWithoutNvml() : live.describe()));
         Host host = new Host(config.hostRoot(), config.pciIds(),
                 live.resolverAfter(nvml.vgpuTypeResolver(), Host.of(config.hostRoot())));
         Scanner scanner = new Scanner(host.withStateDirectory(config.stateDir()), sources, live::rules);

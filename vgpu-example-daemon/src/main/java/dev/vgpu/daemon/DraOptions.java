@@ -108,6 +108,45 @@ final class DraOptions {
     }
 
     /**
+     * The flags DRA mode cannot start without, named in one message: this node's name and a state directory.
+     *
+     * @param stateDir whether {@code --state-dir} or its variable gives one
+     * @throws Refusal naming every missing flag and its variable
+     */
+    void requireWhatDraNeeds(Map<String, String> env, boolean stateDir) {
+        List<String> missing = new java.util.ArrayList<>();
+        CliArgs.Given node = args.given(NODE_NAME, env);
+        if (node == null || node.value().isBlank()) {
+            missing.add("--node-name or " + NODE_ENV + " (this node's name; the manifests set it from the downward API,"
+                    + " spec.nodeName)");
+        }
+        if (!stateDir) {
+            missing.add("--state-dir or " + ScanOptions.STATE_ENV + " (the prepared-claims checkpoint lives there, so"
+                    + " that claims can be unprepared after a restart; the manifests use /var/lib/vgpu)");
+        }
+        if (!missing.isEmpty()) {
+            throw new Refusal("--mode dra needs " + String.join("; and ", missing));
+        }
+    }
+
+    /**
+     * Outside a cluster (no {@code KUBERNETES_SERVICE_HOST}, which the kubelet sets in every pod) there is no
+     * in-cluster configuration: without a kubeconfig the API server could never be reached, so say so instead of
+     * retrying.
+     *
+     * @throws Refusal naming the flag and its variable
+     */
+    void requireAnApiServer(Map<String, String> env) {
+        CliArgs.Given kubeconfig = args.given(KUBECONFIG, env);
+        String serviceHost = env.get("KUBERNETES_SERVICE_HOST");
+        if ((kubeconfig == null || kubeconfig.value().isBlank()) && (serviceHost == null || serviceHost.isBlank())) {
+            throw new Refusal("--mode dra: not in a cluster (KUBERNETES_SERVICE_HOST is not set, so there is no"
+                    + " in-cluster API server configuration): give the API server's kubeconfig with --kubeconfig or "
+                    + KUBECONFIG_ENV);
+        }
+    }
+
+    /**
      * What DRA mode runs with, checked.
      *
      * @param driver      the driver name

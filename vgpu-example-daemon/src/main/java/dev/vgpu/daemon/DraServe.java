@@ -18,6 +18,10 @@ final class DraServe {
 
     static int call(ServeCommand serve) {
         var env = serve.env;
+        if (serve.args.has(ServeCommand.DEVICE_PLUGIN_DIR)) {
+            serve.dra.settings(env); // refuses --device-plugin-dir first, as a usage error
+        }
+        serve.dra.requireWhatDraNeeds(env, serve.scan.resolveStateDir(env).isPresent());
         DraOptions.Settings dra = serve.dra.settings(env);
         RescanInterval interval = ServeCommand.rescanInterval(serve.rescanInterval,
                 env.get(ServeCommand.RESCAN_ENV));
@@ -37,6 +41,7 @@ final class DraServe {
                 env.get(ServeCommand.METRICS_ENV));
         Duration deadline = ServeCommand.scanDeadline(serve.scanDeadline);
         LiveConfig config = serve.configOption.load(env);
+        serve.dra.requireAnApiServer(env);
         DirectoryLock lock = ServeCommand.lock(stateDir, "is already using the state directory " + stateDir,
                 "one daemon per node");
         serve.startOnHost(lock, (hostRoot, names, onStop) -> DraDaemon.start(new DraDaemon.Config(hostRoot, names,

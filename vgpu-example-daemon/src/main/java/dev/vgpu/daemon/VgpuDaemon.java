@@ -21,10 +21,10 @@ import org.slf4j.bridge.SLF4JBridgeHandler;
  * java -jar vgpu-daemon.jar demo
  * java -jar vgpu-daemon.jar kubelet --device-plugin-dir /tmp/dp
  * </pre>
- * Usage errors ({@link UsageError}: an unknown option, a missing or malformed value) exit with code 2 after the
- * usage help; so do conditions that stop a command before it starts ({@link Refusal}: a missing {@code --pci-ids}
- * file, a malformed {@code VFIO_VGPU_RESCAN_INTERVAL}), with one message and no usage help. The command line is read
- * by {@link CliParser} against each command's option table.
+ * Usage errors ({@link UsageError}: an unknown option, a missing or malformed value) exit with code 2 after a
+ * two-line usage that points at {@code --help}; so do conditions that stop a command before it starts
+ * ({@link Refusal}: a missing {@code --pci-ids} file, a malformed {@code VFIO_VGPU_RESCAN_INTERVAL}), with one message
+ * and no usage. The command line is read by {@link CliParser} against each command's option table.
  */
 public final class VgpuDaemon {
 
@@ -98,7 +98,7 @@ public final class VgpuDaemon {
             return USAGE;
         } catch (UsageError e) {
             stderr.println(e.getMessage());
-            stderr.print(help(e.command() != null ? e.command() : chosen));
+            stderr.print(shortUsage(e.command() != null ? e.command() : chosen));
             return USAGE;
         } catch (Exception e) {
             e.printStackTrace(stderr);
@@ -130,6 +130,19 @@ public final class VgpuDaemon {
             return new ServeCommand(args, environment);
         }
         throw new IllegalStateException("no command class for " + command.name());
+    }
+
+    /**
+     * What follows a usage error: the synopsis of the command (or the top level's, with the commands) and where the
+     * whole help is, instead of the whole help, so that the message stays the line one reads.
+     */
+    static String shortUsage(CliCommand command) {
+        String program = HelpText.PROGRAM + (command == null ? "" : " " + command.name());
+        return command == null
+                ? "Usage: " + program + " [-h|-V] [COMMAND]\nCommands: " + String.join(", ",
+                        COMMANDS.stream().map(CliCommand::name).toList()) + "\nRun '" + program
+                        + " --help' for more.\n"
+                : "Usage: " + program + " [-h|-V] [OPTION...]\nRun '" + program + " --help' for the options.\n";
     }
 
     /** The usage help of a command, or the top level's for null. */

@@ -35,7 +35,7 @@ class DraCliTest {
         Result r = CliTest.run(dra("--state-dir", tmp.resolve("state").toString()));
 
         assertThat(r.code()).isEqualTo(2);
-        assertThat(r.err()).contains("--mode dra needs this node's name: give --node-name or set NODE_NAME");
+        assertThat(r.err()).contains("--mode dra needs --node-name or NODE_NAME");
     }
 
     @Test
@@ -43,7 +43,7 @@ class DraCliTest {
         Result r = CliTest.run(Map.of("NODE_NAME", "node-a"), dra());
 
         assertThat(r.code()).isEqualTo(2);
-        assertThat(r.err()).contains("--mode dra needs --state-dir (or VGPU_STATE_DIR)");
+        assertThat(r.err()).contains("--mode dra needs --state-dir or VGPU_STATE_DIR");
     }
 
     @Test
