@@ -1,5 +1,6 @@
 package dev.vgpu.deviceplugin;
 
+import dev.vgpu.core.internal.Guarded;
 import java.io.IOException;
 import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.FileSystems;

@@ -1,6 +1,7 @@
 package dev.vgpu.deviceplugin;
 
 import dev.vgpu.core.Device;
+import dev.vgpu.core.internal.SerialContext;
 import dev.vgpu.core.spi.DeviceCheck;
 import java.io.IOException;
 import java.nio.file.Path;

@@ -1,4 +1,4 @@
-package dev.vgpu.deviceplugin;
+package dev.vgpu.testsupport;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,8 +16,9 @@ import java.util.concurrent.TimeUnit;
  * A scheduler whose time moves only when the test says so, after grpc-java's {@code FakeClock}: {@link #execute}
  * runs the task at once on the calling thread (so a manager's serial context drains on whoever posts), and delayed
  * or periodic tasks run in {@link #forward}, in time order, on the test's thread. Thread-safe: gRPC threads post too.
+ * Shared by the modules' tests through vgpu-core's test jar.
  */
-final class FakeScheduler extends AbstractExecutorService implements ScheduledExecutorService {
+public final class FakeScheduler extends AbstractExecutorService implements ScheduledExecutorService {
 
     private final PriorityQueue<Task> tasks = new PriorityQueue<>();
     private long now;
@@ -25,7 +26,7 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
     private boolean shutdown;
 
     /** Runs every task due within {@code by}, in time order, then sets the clock to now + {@code by}. */
-    void forward(Duration by) {
+    public void forward(Duration by) {
         long target;
         synchronized (this) {
             target = now + by.toNanos();
@@ -57,7 +58,7 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
     }
 
     /** The delays from now of the tasks waiting (not cancelled), shortest first. */
-    synchronized List<Duration> pending() {
+    public synchronized List<Duration> pending() {
         List<Duration> out = new ArrayList<>();
         tasks.stream().filter(t -> !t.isCancelled()).sorted().forEach(t -> out.add(Duration.ofNanos(t.at - now)));
         return out;
