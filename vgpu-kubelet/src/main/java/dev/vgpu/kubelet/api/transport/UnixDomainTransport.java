@@ -286,6 +286,38 @@ public final class UnixDomainTransport implements AutoCloseable {
     }
 
     /**
+     * Serves the services on {@code socket} without the path ever going missing, and so that closing the server
+     * never deletes what is at {@code socket} then: binds on a hidden name beside it ({@code .} and random hex digits,
+     * no longer than the socket's own name, which the kubelet's plugin watcher ignores), then renames that socket over
+     * {@code socket} in one step. Netty deletes the path a server bound when the server closes; here that is the hidden
+     * name, long gone, so a socket another process put at {@code socket} meanwhile stays. The caller deletes
+     * {@code socket} itself, when it is still the one it bound ({@link #socketKey}).
+     *
+     * @throws IOException as {@link #serve}, or when the rename fails (the server is shut down again)
+     */
+    public Server serveReplacing(Path socket, List<BindableService> services) throws IOException {
+        int bytes = pathBytes(socket);
+        if (bytes > MAX_PATH_BYTES) {
+            throw new IOException("cannot serve on " + socket + ": the path has " + bytes + " bytes, more than the "
+                    + MAX_PATH_BYTES + " a unix socket path may have");
+        }
+        int length = Math.max(4, socket.getFileName().toString().length());
+        String hex = Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
+        Path hidden = socket.resolveSibling("." + hex.substring(0, Math.min(hex.length(), length - 1)));
+        Server server = serve(hidden, services);
+        try {
+            Files.move(hidden, socket, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException | RuntimeException e) {
+            server.shutdownNow();
+            Files.deleteIfExists(hidden);
+            throw new IOException("cannot move the socket bound at " + hidden + " to " + socket + ": "
+                    + withCauses(e), e);
+        }
+        return server;
+    }
+
+    /**
      * Sets a bound socket's mode to {@code 0600}: bind creates it with {@code 0777} less the umask, so under umask
      * {@code 000} any local user could connect (docs/RELIABILITY.md, "The kubelet and the sockets"). The kubelet runs
      * as root and needs no more. File systems without POSIX permissions are left as they are.
