@@ -111,7 +111,9 @@ final class DraDaemon implements AutoCloseable {
                 config.nvmlOptions().describePciIds(), config.stateDir(), live.describe());
         Host host = new Host(config.hostRoot(), config.pciIds(),
                 live.resolverAfter(nvml.vgpuTypeResolver(), Host.of(config.hostRoot())));
-        Scanner scanner = new Scanner(host.withStateDirectory(config.stateDir()), sources, live::rules);
+        // Names are attributes in DRA mode, not sockets: a rename that would merge devices keeps them all.
+        Scanner scanner = new Scanner(host.withStateDirectory(config.stateDir()), sources, live::rules)
+                .withNamesAsAttributes();
         Handovers handovers = Handovers.forHost(host, sources);
 
         AtomicReference<DraDaemon> self = new AtomicReference<>();
