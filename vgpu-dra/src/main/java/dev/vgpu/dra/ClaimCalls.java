@@ -77,14 +77,30 @@ final class ClaimCalls {
         Set<String> held = claims.held();
         List<ClaimRef> unread = call.stream().filter(r -> !held.contains(r.uid())).toList();
         if (unread.isEmpty()) {
-            toOwner(new PreparedClaims.Call(true, call, Map.of(), answer.client, answer::send));
+            toOwner(new PreparedClaims.Call(true, call, Map.of(), answer.client, answer::send, false));
             return;
         }
         try {
             reads.execute(() -> toOwner(new PreparedClaims.Call(true, call, read(unread, answer.client),
-                    answer.client, answer::send)));
+                    answer.client, answer::send, false)));
         } catch (RejectedExecutionException e) {
             answer.fail(Status.UNAVAILABLE.withDescription("the DRA plugin is stopping"));
+        }
+    }
+
+    /**
+     * A Prepare whose claims {@code unread} were prepared when it came (so not read) and are not now: reads them on the
+     * read thread and queues the call again, once. In the owner context.
+     */
+    void reread(PreparedClaims.Call call, List<ClaimRef> unread) {
+        try {
+            reads.execute(() -> {
+                Map<String, ClaimReader.Answer> all = new LinkedHashMap<>(call.reads());
+                all.putAll(read(unread, call.client()));
+                toOwner(new PreparedClaims.Call(true, call.claims(), all, call.client(), call.answer(), true));
+            });
+        } catch (RejectedExecutionException e) {
+            call.answer().accept(Optional.empty());
         }
     }
 
@@ -92,7 +108,7 @@ final class ClaimCalls {
     <R> void unprepare(List<ClaimRef> refs, Function<ClaimPreparer.Result, R> reply, StreamObserver<R> observer) {
         Answer<R> answer = admit("NodeUnprepareResources", refs, reply, observer);
         if (answer != null) {
-            toOwner(new PreparedClaims.Call(false, distinct(refs), Map.of(), answer.client, answer::send));
+            toOwner(new PreparedClaims.Call(false, distinct(refs), Map.of(), answer.client, answer::send, false));
         }
     }
 

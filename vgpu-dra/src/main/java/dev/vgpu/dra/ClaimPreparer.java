@@ -231,7 +231,8 @@ final class ClaimPreparer {
 
     private static AllocatedClaim allocated(ClaimRef ref, ClaimReader.Answer answer) throws ClaimError {
         if (answer == null) {
-            throw new ClaimError("claim " + ref + " was not read (the call ended first); the kubelet retries it");
+            throw new ClaimError("claim " + ref + " was not read: the call's time ran out first, or the claim was"
+                    + " unprepared while the call waited; the kubelet retries it");
         }
         if (answer instanceof ClaimReader.Unavailable unavailable) {
             throw new ClaimError(Printable.of(unavailable.reason(), 1_000));

@@ -138,9 +138,13 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
             if (!restored.isEmpty()) {
                 LOG.info("Restored {} prepared claims from {}", restored.size(), paths.checkpoint());
             }
+            // The claims and the calls' front know each other: the front hands calls to the claims, which hand a
+            // Prepare back to be read once more when an Unprepare removed a claim it did not read.
+            AtomicReference<ClaimCalls> front = new AtomicReference<>();
             this.claims = new PreparedClaims(owner, new SerialContext("DRA claim files", scheduler, onFatal),
                     new ClaimPreparer(paths, pool, b.handovers, b.limits), restored,
-                    () -> snapshot == null ? Snapshot.empty() : snapshot, this::publish);
+                    () -> snapshot == null ? Snapshot.empty() : snapshot, this::publish,
+                    (call, unread) -> front.get().reread(call, unread));
             this.checks = new DeviceChecks(owner, checkLane, new SerialContext("GPU fault listing", scheduler, onFatal),
                     b.handovers, b.hostRoot, b.gpuProbe, b.gpuRecovery, () -> snapshot, this::healthChanged);
             this.streams = b.healthStream ? new HealthStreams(owner, b.limits, this::reports, Clock.systemUTC(),
@@ -148,6 +152,7 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
                     : null;
             ClaimCalls calls = new ClaimCalls(b.limits, b.reader, task -> reads.execute(Guarded.task("claim reads",
                     task, onFatal)), owner, claims, b.observer);
+            front.set(calls);
             List<BindableService> services = new ArrayList<>(List.of(new DraServiceV1(calls),
                     new DraServiceV1beta1(calls)));
             List<String> versions = new ArrayList<>(RegistrationService.SUPPORTED_VERSIONS);

@@ -26,9 +26,13 @@ import java.util.function.Supplier;
  */
 final class PreparedClaims {
 
-    /** One call waiting for its turn. */
+    /**
+     * One call waiting for its turn.
+     *
+     * @param reread whether the claims it lacked were read once more already (see {@link #next})
+     */
     record Call(boolean prepare, List<ClaimRef> claims, Map<String, ClaimReader.Answer> reads,
-                io.grpc.Context client, Consumer<Optional<ClaimPreparer.Result>> answer) {
+                io.grpc.Context client, Consumer<Optional<ClaimPreparer.Result>> answer, boolean reread) {
         Call {
             claims = List.copyOf(claims);
             reads = Map.copyOf(reads);
@@ -42,6 +46,7 @@ final class PreparedClaims {
     private final ClaimPreparer preparer;
     private final Supplier<Snapshot> snapshot;
     private final Runnable changed;
+    private final java.util.function.BiConsumer<Call, List<ClaimRef>> reread;
 
     // Owner context only.
     private Map<String, PreparedClaim> claims;
@@ -54,14 +59,18 @@ final class PreparedClaims {
      * @param restored what the checkpoint held at start
      * @param snapshot the owner's snapshot (read in the context)
      * @param changed  told in the context after every change of the prepared claims
+     * @param reread   reads a call's claims that are neither prepared nor read (outside the context) and submits the
+     *                 call again with them
      */
     PreparedClaims(SerialContext owner, SerialContext filesLane, ClaimPreparer preparer,
-                   Map<String, PreparedClaim> restored, Supplier<Snapshot> snapshot, Runnable changed) {
+                   Map<String, PreparedClaim> restored, Supplier<Snapshot> snapshot, Runnable changed,
+                   java.util.function.BiConsumer<Call, List<ClaimRef>> reread) {
         this.owner = owner;
         this.filesLane = filesLane;
         this.preparer = preparer;
         this.snapshot = snapshot;
         this.changed = changed;
+        this.reread = reread;
         this.claims = new LinkedHashMap<>(restored);
         this.held = Set.copyOf(restored.keySet());
     }
@@ -83,13 +92,25 @@ final class PreparedClaims {
         next();
     }
 
-    /** Starts the next call unless one runs; skips calls whose client has gone. In the context. */
+    /**
+     * Starts the next call unless one runs; skips calls whose client has gone. A Prepare that came without reading a
+     * claim prepared then, which an Unprepare has removed since, has that claim read first (once): the kubelet's
+     * Prepare after an Unprepare prepares it again. In the context.
+     */
     private void next() {
         while (!busy && !waiting.isEmpty()) {
             Call call = waiting.poll();
             if (call.client().isCancelled()) {
                 call.answer().accept(Optional.empty());
                 continue;
+            }
+            if (call.prepare() && !call.reread()) {
+                List<ClaimRef> unread = call.claims().stream().filter(r -> !claims.containsKey(r.uid())
+                        && !call.reads().containsKey(r.uid())).toList();
+                if (!unread.isEmpty()) {
+                    reread.accept(call, unread);
+                    continue;
+                }
             }
             busy = true;
             Map<String, PreparedClaim> now = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(claims));

@@ -293,4 +293,61 @@ class HostileKubeletCallsTest {
         Claim claim = h.allocate("vf", "aaaaaaaa-0000-4000-8000-00000000000a", "gpu", VF);
         assertThat(h.prepare(claim).getError()).isEmpty();
     }
+
+    @Test
+    void aJvmErrorOnAReadOrInTheOwnerIsThePluginsFailureForTheLivenessProbe() throws Exception {
+        h = new DraHarness(tmp);
+        assertThat(h.plugin.status().failure()).isEmpty();
+        h.onRead = ref -> {
+            throw new OutOfMemoryError("Java heap space (a test's)");
+        };
+        Claim claim = h.allocate("vf", "aaaaaaaa-0000-4000-8000-00000000000a", "gpu", VF);
+        callers.submit(() -> h.kubelet.prepare(h.plugin.draSocket(), claim));
+
+        Awaitility.await().atMost(WAIT).until(() -> h.plugin.status().failure().isPresent());
+        assertThat(h.plugin.status().failure().get()).contains("OutOfMemoryError", "DRA plugin thread");
+
+        // In the owner: the pool's listener runs there, told of an XID's verdict on a scheduler thread (an error
+        // thrown through a test's own call would end the test JVM, as JUnit rethrows it).
+        h.stop();
+        h.start(b -> b.devicePool(pool -> {
+            if (!pool.unhealthyIds().isEmpty()) {
+                throw new OutOfMemoryError("Java heap space (a listener's)");
+            }
+        }));
+        assertThat(h.plugin.status().failure()).isEmpty();
+        h.plugin.markGpuUnhealthy(dev.vgpu.core.PciAddress.parse("0000:41:00.0"), java.util.OptionalInt.empty(),
+                "critical XID 79");
+        Awaitility.await().atMost(WAIT).until(() -> h.plugin.status().failure().isPresent());
+        assertThat(h.plugin.status().failure().get()).contains("a listener's");
+    }
+
+    @Test
+    @Timeout(value = 300, unit = TimeUnit.SECONDS)
+    void fourHundredInterleavedPreparesAndUnpreparesOfOneClaimEndConsistent() throws Exception {
+        h = new DraHarness(tmp);
+        Claim claim = h.allocate("vf", "aaaaaaaa-0000-4000-8000-00000000000a", "gpu", VF);
+        // Eight callers at a time, under the bound on waiting calls (beyond it a call is RESOURCE_EXHAUSTED).
+        ExecutorService eight = Executors.newFixedThreadPool(8);
+        List<Future<String>> answers = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            answers.add(eight.submit(() -> h.kubelet.prepare(h.plugin.draSocket(), claim)
+                    .getClaimsOrThrow(claim.getUid()).getError()));
+            answers.add(eight.submit(() -> h.unprepare(claim)));
+        }
+        eight.shutdown();
+        for (Future<String> answer : answers) {
+            // Every call answered, each without error, whatever the order they ran in.
+            assertThat(answer.get(120, TimeUnit.SECONDS)).isEmpty();
+        }
+
+        // Whatever state the storm left, one more of each leaves the claim prepared, then nothing at all.
+        assertThat(h.prepare(claim).getError()).isEmpty();
+        assertThat(h.unprepare(claim)).isEmpty();
+        try (var files = Files.list(h.cdiDir())) {
+            assertThat(files.toList()).isEmpty();
+        }
+        assertThat(Files.readString(h.checkpoint())).doesNotContain(claim.getUid());
+        assertThat(h.plugin.status().preparedClaims()).isZero();
+    }
 }

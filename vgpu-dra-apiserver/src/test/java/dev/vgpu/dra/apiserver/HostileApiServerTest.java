@@ -281,4 +281,32 @@ class HostileApiServerTest {
         assertThat(server.count(r -> r.method().equals("POST"))).isEqualTo(2);
         assertThat(p.status().generation()).isEqualTo(2);
     }
+
+    @Test
+    void aJvmErrorOnThePublishersThreadIsItsFailureForTheLivenessProbe() {
+        aPlainNode();
+        SlicePublisher p = SlicePublisher.builder(ApiServer.of(client), DriverName.DEFAULT, "node-a")
+                .checkEvery(Duration.ofHours(1)).watch(false).clock(new java.time.Clock() {
+                    @Override
+                    public java.time.ZoneId getZone() {
+                        return java.time.ZoneOffset.UTC;
+                    }
+
+                    @Override
+                    public java.time.Clock withZone(java.time.ZoneId zone) {
+                        return this;
+                    }
+
+                    @Override
+                    public java.time.Instant instant() {
+                        throw new OutOfMemoryError("Java heap space (a test's)");
+                    }
+                }).start();
+        closing.add(p);
+
+        p.publish(new DevicePool(SlicePublisherTest.vfs(2), Optional.empty()));
+
+        Awaitility.await().atMost(WAIT).until(() -> p.failure().isPresent());
+        assertThat(p.failure().get()).contains("OutOfMemoryError");
+    }
 }
