@@ -31,9 +31,10 @@ import org.slf4j.LoggerFactory;
  *   <li>A call naming more than {@link DraLimits#claimsPerCall} claims is {@code INVALID_ARGUMENT} naming the bound,
  *       before any work; beyond {@link DraLimits#pendingCalls} calls not answered yet, {@code RESOURCE_EXHAUSTED}.</li>
  *   <li>Reads run on the one read thread, one claim at a time, each within what is left of the call's deadline (45 s,
- *       the kubelet's, when it sent none); once the client has gone the rest of its claims are not read. A claim
- *       prepared already is never read again, and a call whose claims all are (the kubelet repeating Prepare after
- *       a restart), like every Unprepare, goes straight to the owner: neither waits behind a read.</li>
+ *       the kubelet's, when it sent none) less {@link #ANSWER_MARGIN}; once the client has gone the rest of its claims
+ *       are not read. A claim prepared already is never read again, and a call whose claims all are (the kubelet
+ *       repeating Prepare after a restart), like every Unprepare, goes straight to the owner: neither waits behind a
+ *       read.</li>
  *   <li>One log line per call, not per claim: what was done, and what failed and why, escaped and cut.</li>
  * </ul>
  *
@@ -44,6 +45,11 @@ final class ClaimCalls {
 
     /** The kubelet's own deadline for a DRA call, assumed when a call carries none. */
     static final Duration KUBELET_DEADLINE = Duration.ofSeconds(45);
+    /**
+     * How long before a call's deadline its reads stop, so that the answer, with an error for each claim not read,
+     * reaches the kubelet before it gives up: its event then says why.
+     */
+    static final Duration ANSWER_MARGIN = Duration.ofSeconds(2);
     /** Claims named in one log line; the rest are counted. */
     private static final int CLAIMS_PER_LINE = 8;
 
@@ -121,7 +127,7 @@ final class ClaimCalls {
         Map<String, ClaimReader.Answer> out = new LinkedHashMap<>();
         for (ClaimRef ref : refs) {
             Duration left = timeLeft(client);
-            if (client.isCancelled() || left.isNegative() || left.isZero()) {
+            if (client.isCancelled() || left.toMillis() < 1) {
                 break; // the kubelet gave up: it retries the whole call
             }
             ClaimReader.Answer answer;
@@ -139,7 +145,9 @@ final class ClaimCalls {
 
     private static Duration timeLeft(Context client) {
         Deadline deadline = client.getDeadline();
-        return deadline == null ? KUBELET_DEADLINE : Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS));
+        Duration left = deadline == null ? KUBELET_DEADLINE
+                : Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS));
+        return left.minus(ANSWER_MARGIN);
     }
 
     /** The call's answer if it may go on; null when it was refused (answered already). */
