@@ -162,7 +162,12 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
                 versions.addAll(RegistrationService.HEALTH_VERSIONS);
             }
             this.sockets = new PluginSockets(paths, transport, services, new RegistrationService(paths, versions,
-                    verdict -> owner.execute(() -> registered(verdict))), () -> registration =
+                    // Taken before the kubelet gets its answer: once NotifyRegistrationStatus returned, status()
+                    // says so (a short task of the context; the call thread waits for it).
+                    verdict -> owner.call(() -> {
+                        registered(verdict);
+                        return null;
+                    })), () -> registration =
                     new KubeletRegistration.Waiting());
             owner.call(() -> {
                 try {
