@@ -457,8 +457,15 @@ public final class SlicePublisher implements AutoCloseable {
                 StandardCharsets.UTF_8));
         OpenWatch opened = new OpenWatch();
         watch = opened;
-        opened.cancel = api.requests().watch(path, MAX_EVENT_BYTES, line -> event(opened, line),
-                why -> opened.end(why));
+        opened.cancel = api.requests().watch(path, MAX_EVENT_BYTES, line -> {
+            try {
+                event(opened, line);
+            } catch (VirtualMachineError e) {
+                // On an HTTP thread, which keeps its errors to itself: the liveness probe must hear of it.
+                fatal.compareAndSet(null, "a JVM error while reading the ResourceSlice watch: " + e);
+                throw e;
+            }
+        }, why -> opened.end(why));
         watchOpen = true;
     }
 
