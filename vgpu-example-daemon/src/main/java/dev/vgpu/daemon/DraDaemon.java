@@ -10,14 +10,13 @@ import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.Scanner;
 import dev.vgpu.deviceplugin.ResourceStatus;
-import dev.vgpu.dra.ApiClaimReader;
-import dev.vgpu.dra.ApiServer;
-import dev.vgpu.dra.DraHealth;
 import dev.vgpu.dra.DraPlugin;
+import dev.vgpu.dra.DraStatus;
 import dev.vgpu.dra.KubeletRegistration;
-import dev.vgpu.dra.SlicePublisher;
+import dev.vgpu.dra.apiserver.ApiClaimReader;
+import dev.vgpu.dra.apiserver.ApiServer;
+import dev.vgpu.dra.apiserver.SlicePublisher;
 import dev.vgpu.nvml.RecoveringNvml;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -28,6 +27,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -36,18 +36,20 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code serve --mode dra}: the same scan loop as device-plugin mode ({@link Scanner}, {@link RescanLoop},
  * {@link LiveConfig} and {@code SIGHUP}, NVML, the ops server with its probes), but each snapshot goes to the DRA
- * kubelet plugin (what Prepare may hand over), the ResourceSlice publisher and the DRA health checks
- * ({@link DraHealth}, whose unhealthy set becomes the slices' taints). XIDs mark devices through the same
- * {@link XidHealth} as in device-plugin mode. Loaded only in DRA mode, so device-plugin mode loads no fabric8 class.
+ * kubelet plugin, whose one owner keeps the devices, their health (the device plugin's checks and XID policy) and
+ * the prepared claims, and hands the pool to the ResourceSlice publisher (the unhealthy devices become the slices'
+ * taints). XIDs mark devices through the same {@link XidHealth} as in device-plugin mode. Loaded only in DRA mode, so
+ * device-plugin mode loads no fabric8 class.
  *
  * <p>Threads: construction and {@link #close()} run on the caller (main, or the shutdown hook). After start the
- * rescan thread scans and hands each snapshot on ({@link DraPlugin#apply} stores it, the publisher and the health
- * checks only post it to their own threads); the plugin's claims thread answers the kubelet; the NVML watcher only
- * posts marks to the health thread.
+ * rescan thread scans and hands each snapshot to {@link DraPlugin#apply}; every thread of the plugin, the publisher
+ * and the API client comes from {@link #THREADS}; the NVML watcher only posts marks to the plugin.
  */
 final class DraDaemon implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(DraDaemon.class);
+    /** Makes every thread of the DRA plugin, the slice publisher and the API client (plain daemon threads). */
+    static final ThreadFactory THREADS = Thread::new;
 
     /**
      * What DRA mode needs; as {@link Daemon.Config} without the device-plugin directory, with the DRA settings.
@@ -60,21 +62,19 @@ final class DraDaemon implements AutoCloseable {
     }
 
     private final RecoveringNvml nvml;
-    private final KubernetesClient client;
+    private final ApiServer api;
     private final DraPlugin plugin;
     private final SlicePublisher slices;
-    private final DraHealth health;
     private final RescanLoop loop;
     private final Optional<OpsServer> ops;
     private boolean closed;
 
-    private DraDaemon(RecoveringNvml nvml, KubernetesClient client, DraPlugin plugin, SlicePublisher slices,
-                      DraHealth health, RescanLoop loop, Optional<OpsServer> ops) {
+    private DraDaemon(RecoveringNvml nvml, ApiServer api, DraPlugin plugin, SlicePublisher slices, RescanLoop loop,
+                      Optional<OpsServer> ops) {
         this.nvml = nvml;
-        this.client = client;
+        this.api = api;
         this.plugin = plugin;
         this.slices = slices;
-        this.health = health;
         this.loop = loop;
         this.ops = ops;
     }
@@ -89,9 +89,9 @@ final class DraDaemon implements AutoCloseable {
         DraOptions.Settings dra = config.dra();
         List<DeviceSource> sources = config.nvmlOptions().sources();
         ScanRounds.warnIfRaised(config.interval(), LOG);
-        KubernetesClient client;
+        ApiServer api;
         try {
-            client = ApiServer.connect(dra.kubeconfig());
+            api = ApiServer.connect(dra.kubeconfig(), THREADS);
         } catch (IOException | RuntimeException e) {
             LOG.debug("cannot build the API server client", e);
             throw new CannotStart(dra.kubeconfig().map(f -> "the kubeconfig " + f).orElse("the in-cluster API server"
@@ -103,15 +103,17 @@ final class DraDaemon implements AutoCloseable {
         LOG.info("vgpu daemon {} starting in DRA mode: driver {}, node {}, kubelet root {}, CDI dir {}, API server {},"
                 + " host root {}, sources {}, {}, rescan {}, pci.ids {}, state dir {}, configuration {}",
                 VgpuDaemon.version(), dra.driver(), dra.nodeName(), dra.kubeletRoot(), dra.cdiDir(),
-                dra.kubeconfig().map(f -> client.getMasterUrl() + " (kubeconfig " + f + ")")
-                        .orElse(client.getMasterUrl() + " (in-cluster)"), config.hostRoot(),
+                dra.kubeconfig().map(f -> api.masterUrl() + " (kubeconfig " + f + ")")
+                        .orElse(api.masterUrl() + " (in-cluster)"), config.hostRoot(),
                 sources.stream().map(DeviceSource::name).toList(), nvml.description(), config.interval().enabled()
                         ? "every " + GoDurations.format(config.interval().period())
                         : "disabled (devices are discovered once at start)",
                 config.nvmlOptions().describePciIds(), config.stateDir(), (config.nvmlOptions().noNvml ? live.describeWithoutNvml() : live.describe()));
         Host host = new Host(config.hostRoot(), config.pciIds(),
                 live.resolverAfter(nvml.vgpuTypeResolver(), Host.of(config.hostRoot())));
-        Scanner scanner = new Scanner(host.withStateDirectory(config.stateDir()), sources, live::rules);
+        // Names are attributes in DRA mode, not sockets: a rename that would merge devices keeps them all.
+        Scanner scanner = new Scanner(host.withStateDirectory(config.stateDir()), sources, live::rules)
+                .withNamesAsAttributes();
         Handovers handovers = Handovers.forHost(host, sources);
 
         AtomicReference<DraDaemon> self = new AtomicReference<>();
@@ -123,50 +125,42 @@ final class DraDaemon implements AutoCloseable {
         DraMetrics draMetrics = new DraMetrics(metrics, () -> self.get() != null
                 && self.get().plugin.registration() instanceof KubeletRegistration.Registered);
 
+        // The publisher first: the plugin hands it the pool (devices and health) from its start on.
+        SlicePublisher slices = SlicePublisher.builder(api, dra.driver(), dra.nodeName()).observer(draMetrics)
+                .threads(THREADS).start();
         DraPlugin plugin;
         try {
-            plugin = DraPlugin.builder(handovers, new ApiClaimReader(client, dra.driver())).driver(dra.driver())
+            plugin = DraPlugin.builder(handovers, new ApiClaimReader(api, dra.driver())).driver(dra.driver())
                     .pool(dra.nodeName()).kubeletRoot(dra.kubeletRoot()).cdiDir(dra.cdiDir())
-                    .stateDir(config.stateDir()).observer(draMetrics).healthStream(true).start();
+                    .stateDir(config.stateDir()).hostRoot(config.hostRoot())
+                    .gpuFaultRecovery(live.xidPolicy().recoverAfter(), nvml::checkGpu).observer(draMetrics)
+                    .healthStream(true).devicePool(slices::publish).threads(THREADS).start();
         } catch (IOException | RuntimeException e) {
-            client.close();
+            slices.close();
+            api.close();
             nvml.close();
             throw new CannotStart("cannot start the DRA plugin (sockets under --kubelet-root " + dra.kubeletRoot()
                     + ", CDI specs in --cdi-dir " + dra.cdiDir() + ", the checkpoint in --state-dir "
                     + config.stateDir() + "): " + causes(e), e);
         }
         // What is started from here on is closed again, newest first, when the start fails before the daemon owns it.
-        List<AutoCloseable> opened = new ArrayList<>(List.of(nvml, client, plugin));
+        List<AutoCloseable> opened = new ArrayList<>(List.of(nvml, api, slices, plugin));
         DraDaemon daemon;
         try {
-            SlicePublisher slices = SlicePublisher.builder(client, dra.driver(), dra.nodeName()).observer(draMetrics)
-                    .start();
-            opened.add(slices);
-            DraHealth health = new DraHealth(handovers, config.hostRoot(), nvml::checkGpu,
-                    live.xidPolicy().recoverAfter(), unhealthy -> {
-                        // The same set becomes the slices' taints and the kubelet's health stream.
-                        slices.health(unhealthy.keySet());
-                        plugin.health(unhealthy);
-                    }).start();
-            opened.add(health);
             live.onXidPolicy(policy -> {
                 nvml.ignoreXids(policy.ignored());
-                health.recoverAfter(policy.recoverAfter());
+                plugin.recoverGpuFaultsAfter(policy.recoverAfter());
             });
             FailedScans failedScans = new FailedScans(metrics, config.failedScansLimit());
-            // Each snapshot: Prepare's devices (stored at once), then the slices and the health checks (posted).
-            RescanLoop loop = ScanRounds.loop(scanner, (next, plan) -> {
-                plugin.apply(next, plan);
-                slices.publish(next);
-                health.apply(next);
-            }, config.interval(), failedScans, live, nvml);
+            // Each snapshot to the plugin, whose owner checks its devices and hands the pool to the publisher.
+            RescanLoop loop = ScanRounds.loop(scanner, plugin, config.interval(), failedScans, live, nvml);
             opened.add(loop);
             rescans.set(loop);
             Optional<OpsServer> ops = config.metricsAddress().isEmpty() ? Optional.empty() : Optional.of(
                     OpsServer.start(config.metricsAddress().get(), metrics,
-                            () -> ScanRounds.liveness(loop, config.scanDeadline(), failedScans),
+                            () -> liveness(loop, config.scanDeadline(), failedScans, plugin, slices),
                             () -> readiness(plugin, slices)));
-            daemon = new DraDaemon(nvml, client, plugin, slices, health, loop, ops);
+            daemon = new DraDaemon(nvml, api, plugin, slices, loop, ops);
         } catch (IOException e) {
             closeNewestFirst(opened);
             throw new CannotStart("cannot listen on " + config.metricsAddress().get() + " for metrics and probes: "
@@ -183,7 +177,7 @@ final class DraDaemon implements AutoCloseable {
         Snapshot first = daemon.loop.current();
         LOG.info("DRA mode: {} devices of {} resources in node {}'s pool; {} devices skipped", first.deviceCount(),
                 first.resources().size(), dra.nodeName(), first.skipped().size());
-        ScanRounds.afterFirstScan(config.interval(), live, nvml, daemon.loop, metrics, daemon.health::markGpuUnhealthy,
+        ScanRounds.afterFirstScan(config.interval(), live, nvml, daemon.loop, metrics, daemon.plugin::markGpuUnhealthy,
                 daemon::isClosed, LOG);
         return daemon;
     }
@@ -214,8 +208,9 @@ final class DraDaemon implements AutoCloseable {
 
     /** Per resource: devices by health; registered = the kubelet accepted the plugin; serving while running. */
     private List<ResourceStatus> statuses() {
-        boolean registered = plugin.registration() instanceof KubeletRegistration.Registered;
-        Set<String> unhealthy = new HashSet<>(health.unhealthyIds());
+        DraStatus status = plugin.status();
+        boolean registered = status.registration() instanceof KubeletRegistration.Registered;
+        Set<String> unhealthy = new HashSet<>(status.unhealthyIds());
         List<ResourceStatus> out = new ArrayList<>();
         loop.current().resources().values().forEach(r -> {
             int bad = (int) r.devices().stream().filter(d -> unhealthy.contains(d.id())).count();
@@ -225,12 +220,27 @@ final class DraDaemon implements AutoCloseable {
     }
 
     /**
-     * Why DRA mode is not ready: the kubelet has not accepted the registration yet (or refused it), or the node's
-     * first ResourceSlices are not published yet (README, "Metrics and probes").
+     * Why DRA mode is not live: a round stuck past its deadline, too many failed rounds in a row, or a JVM error on a
+     * thread of the plugin (its transport included) or of the publisher (docs/RELIABILITY.md, "DRA mode").
+     */
+    static List<String> liveness(RescanLoop loop, Duration deadline, FailedScans failedScans, DraPlugin plugin,
+                                 SlicePublisher slices) {
+        List<String> problems = new ArrayList<>(ScanRounds.liveness(loop, deadline, failedScans));
+        plugin.status().failure().ifPresent(failure -> problems.add(failure + "; restart the daemon"));
+        slices.failure().ifPresent(failure -> problems.add(failure + "; restart the daemon"));
+        return problems;
+    }
+
+    /**
+     * Why DRA mode is not ready: a socket of the plugin is missing (a check found it gone and it could not be served
+     * again yet), the kubelet has not accepted the registration yet (or refused it; after a socket was served again it
+     * registers anew), or the node's first ResourceSlices are not published yet (README, "Metrics and probes").
      */
     static List<String> readiness(DraPlugin plugin, SlicePublisher slices) {
         List<String> problems = new ArrayList<>();
-        KubeletRegistration registration = plugin.registration();
+        DraStatus state = plugin.status();
+        state.missingSockets().forEach(socket -> problems.add("the DRA plugin's socket " + socket + " is missing"));
+        KubeletRegistration registration = state.registration();
         if (registration instanceof KubeletRegistration.Waiting) {
             problems.add("the kubelet has not registered the DRA plugin yet (its plugin watcher calls "
                     + plugin.registrationSocket() + ")");
@@ -249,7 +259,7 @@ final class DraDaemon implements AutoCloseable {
         return closed;
     }
 
-    /** Stops the loop, NVML, the health checks, the publisher (its slices stay) and the plugin (its sockets go). */
+    /** Stops the loop, NVML, the plugin (its sockets go, its claims stay), the publisher (its slices stay), the client. */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -260,10 +270,9 @@ final class DraDaemon implements AutoCloseable {
         ops.ifPresent(OpsServer::close);
         loop.close();
         nvml.close();
-        health.close();
-        slices.close();
         plugin.close();
-        client.close();
+        slices.close();
+        api.close();
         LOG.info("stopped; the DRA plugin's sockets removed");
     }
 }

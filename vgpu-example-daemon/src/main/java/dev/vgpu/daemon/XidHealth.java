@@ -16,7 +16,7 @@ import java.util.OptionalInt;
  */
 final class XidHealth implements XidListener {
 
-    /** Where marks go: {@code PluginManager::markGpuUnhealthy}, or {@code DraHealth::markGpuUnhealthy} in DRA mode. */
+    /** Where marks go: {@code PluginManager::markGpuUnhealthy}, or {@code DraPlugin::markGpuUnhealthy} in DRA mode. */
     @FunctionalInterface
     interface Marks {
         void markGpuUnhealthy(PciAddress gpu, OptionalInt gpuInstance, String reason);

@@ -1,4 +1,4 @@
-package dev.vgpu.dra;
+package dev.vgpu.dra.apiserver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -9,6 +9,10 @@ import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.Discovery;
+import dev.vgpu.dra.DevicePool;
+import dev.vgpu.dra.DriverName;
+import dev.vgpu.dra.SliceDevice;
+import dev.vgpu.dra.SliceSpec;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
@@ -23,7 +27,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
@@ -57,15 +61,31 @@ class SlicePublisherTest {
         return node.getMetadata().getUid();
     }
 
+    /** Without the watch: fabric8's mock server answers watches on websockets only (SliceWatchTest has its own). */
     private SlicePublisher publisher(Duration checkEvery) {
-        return publisher(checkEvery, true);
+        return publisher(checkEvery, false);
     }
 
     private SlicePublisher publisher(Duration checkEvery, boolean watch) {
-        SlicePublisher p = SlicePublisher.builder(client, DriverName.DEFAULT, "node-a").checkEvery(checkEvery)
-                .clock(Clock.fixed(Instant.parse("2026-03-01T10:00:00Z"), ZoneOffset.UTC)).watch(watch).start();
+        SlicePublisher p = SlicePublisher.builder(ApiServer.of(client), DriverName.DEFAULT, "node-a")
+                .checkEvery(checkEvery).clock(Clock.fixed(Instant.parse("2026-03-01T10:00:00Z"), ZoneOffset.UTC))
+                .watch(watch).start();
         closing.add(p);
         return p;
+    }
+
+    /** The pool before its first health check: the taints already published stand. */
+    static DevicePool unchecked(Snapshot snapshot) {
+        return new DevicePool(snapshot, Optional.empty());
+    }
+
+    /** The pool with exactly these devices unhealthy. */
+    static DevicePool unhealthy(Snapshot snapshot, String... ids) {
+        Map<String, String> verdicts = new TreeMap<>();
+        for (String id : ids) {
+            verdicts.put(id, "/dev/vfio/x is gone");
+        }
+        return new DevicePool(snapshot, Optional.of(verdicts));
     }
 
     static List<ResourceSlice> slices(KubernetesClient client) {
@@ -103,8 +123,8 @@ class SlicePublisherTest {
     @Test
     void theScannedNodeIsOneSliceOwnedByTheNodeAtGenerationOne() {
         String uid = node(client, "node-a");
-        try (DraHarness h = new DraHarness(tmp)) {
-            publisher(Duration.ofMinutes(10)).publish(h.snapshot);
+        {
+            publisher(Duration.ofMinutes(10)).publish(unchecked(ScannedNode.snapshot(tmp)));
 
             ResourceSlice slice = awaitSlices(l -> l.size() == 1).get(0);
 
@@ -121,11 +141,11 @@ class SlicePublisherTest {
             assertThat(slice.getSpec().getPool().getName()).isEqualTo("node-a");
             assertThat(slice.getSpec().getPool().getGeneration()).isEqualTo(1);
             assertThat(slice.getSpec().getPool().getResourceSliceCount()).isEqualTo(1);
-            assertThat(names(List.of(slice))).containsExactly(DraHarness.MDEV, DraHarness.VF, DraHarness.VF2,
-                    DraHarness.GPU);
+            assertThat(names(List.of(slice))).containsExactly(ScannedNode.MDEV, ScannedNode.VF, ScannedNode.VF2,
+                    ScannedNode.GPU);
             assertThat(slice.getSpec().getDevices().get(1).getAttributes().get("profile").getString())
                     .isEqualTo("NVIDIA L40S-1Q");
-            ResourceSliceRulesTest.assertValidObjects(List.of(slice));
+            SliceObjectRules.assertValid(List.of(slice));
         }
     }
 
@@ -134,24 +154,24 @@ class SlicePublisherTest {
         node(client, "node-a");
         SlicePublisher p = publisher(Duration.ofMinutes(10));
 
-        p.publish(vfs(300));
+        p.publish(unchecked(vfs(300)));
         List<ResourceSlice> three = awaitSlices(l -> l.size() == 3);
         assertThat(three).extracting(s -> s.getSpec().getDevices().size()).containsExactly(128, 128, 44);
         assertThat(three).allSatisfy(s -> assertThat(generation(s)).isEqualTo(1));
-        ResourceSliceRulesTest.assertValidObjects(three);
+        SliceObjectRules.assertValid(three);
 
-        p.publish(vfs(299));
+        p.publish(unchecked(vfs(299)));
         List<ResourceSlice> updated = awaitSlices(l -> l.size() == 3 && l.get(2).getSpec().getDevices().size() == 43);
         assertThat(updated).allSatisfy(s -> assertThat(generation(s)).isEqualTo(1));
         assertThat(updated.get(0).getMetadata().getResourceVersion())
                 .isEqualTo(three.get(0).getMetadata().getResourceVersion());
 
-        p.publish(vfs(400));
+        p.publish(unchecked(vfs(400)));
         List<ResourceSlice> four = awaitSlices(l -> l.size() == 4 && l.stream().allMatch(s -> generation(s) == 2));
         assertThat(four).allSatisfy(s -> assertThat(s.getSpec().getPool().getResourceSliceCount()).isEqualTo(4));
         assertThat(names(four)).hasSize(400).doesNotHaveDuplicates();
 
-        p.publish(vfs(100));
+        p.publish(unchecked(vfs(100)));
         List<ResourceSlice> one = awaitSlices(l -> l.size() == 1 && generation(l.get(0)) == 3);
         assertThat(one.get(0).getSpec().getPool().getResourceSliceCount()).isEqualTo(1);
         assertThat(names(one)).hasSize(100);
@@ -159,29 +179,11 @@ class SlicePublisherTest {
     }
 
     @Test
-    void slicesDeletedBehindItsBackAreRecreatedFromTheWatch() {
-        node(client, "node-a");
-        SlicePublisher p = publisher(Duration.ofMinutes(10));
-        p.publish(vfs(3));
-        awaitSlices(l -> l.size() == 1);
-        // The watch opens after the round that created the slice: a delete before it would go unseen for 10 minutes.
-        await().atMost(WAIT).until(p::watchOpen);
-
-        // What the kubelet does when it starts: delete every slice of the node.
-        client.resources(ResourceSlice.class).delete();
-
-        List<ResourceSlice> again = awaitSlices(l -> l.size() == 1);
-        assertThat(names(again)).hasSize(3);
-        // One above the generation the scheduler may still hold, so the new slices are never taken as stale.
-        assertThat(generation(again.get(0))).isEqualTo(2);
-    }
-
-    @Test
     void slicesDeletedBehindItsBackAreRecreatedByThePeriodicCheck() {
         node(client, "node-a");
         // No watch: only the periodic check can bring the slice back.
         SlicePublisher p = publisher(Duration.ofMillis(200), false);
-        p.publish(vfs(3));
+        p.publish(unchecked(vfs(3)));
         ResourceSlice first = awaitSlices(l -> l.size() == 1).get(0);
 
         client.resource(first).delete();
@@ -195,10 +197,10 @@ class SlicePublisherTest {
         node(client, "node-a");
         SlicePublisher p = publisher(Duration.ofMinutes(10));
         Snapshot snapshot = vfs(100);
-        p.publish(snapshot);
+        p.publish(unchecked(snapshot));
         awaitSlices(l -> l.size() == 1);
 
-        p.health(Set.of("0000:40:01.0"));
+        p.publish(unhealthy(snapshot, "0000:40:01.0"));
 
         List<ResourceSlice> tainted = awaitSlices(l -> l.size() == 2);
         assertThat(tainted).extracting(s -> s.getSpec().getDevices().size()).containsExactly(64, 36);
@@ -211,9 +213,9 @@ class SlicePublisherTest {
         });
         assertThat(tainted.stream().flatMap(s -> s.getSpec().getDevices().stream())
                 .filter(d -> d.getTaints() != null && !d.getTaints().isEmpty()).count()).isEqualTo(1);
-        ResourceSliceRulesTest.assertValidObjects(tainted);
+        SliceObjectRules.assertValid(tainted);
 
-        p.health(Set.of());
+        p.publish(unhealthy(snapshot));
         assertThat(awaitSlices(l -> l.size() == 1).get(0).getSpec().getDevices())
                 .allSatisfy(d -> assertThat(d.getTaints()).isNullOrEmpty());
     }
@@ -221,34 +223,33 @@ class SlicePublisherTest {
     @Test
     void aRestartedPublisherKeepsPublishedTaintsAndTheirTimesUntilItsFirstVerdict() throws Exception {
         node(client, "node-a");
-        SlicePublisher first = SlicePublisher.builder(client, DriverName.DEFAULT, "node-a")
+        SlicePublisher first = SlicePublisher.builder(ApiServer.of(client), DriverName.DEFAULT, "node-a")
                 .checkEvery(Duration.ofMinutes(10)).watch(false)
                 .clock(Clock.fixed(Instant.parse("2026-03-01T10:00:00Z"), ZoneOffset.UTC)).start();
-        first.publish(vfs(100));
-        first.health(Set.of("0000:40:01.0"));
+        first.publish(unhealthy(vfs(100), "0000:40:01.0"));
         awaitSlices(l -> l.size() == 2);
         first.close();
 
         // The next daemon, with a later clock: its first round comes before its first health verdict and keeps the
         // published taint, time and all.
-        SlicePublisher second = SlicePublisher.builder(client, DriverName.DEFAULT, "node-a")
+        SlicePublisher second = SlicePublisher.builder(ApiServer.of(client), DriverName.DEFAULT, "node-a")
                 .checkEvery(Duration.ofMinutes(10)).watch(false)
                 .clock(Clock.fixed(Instant.parse("2026-03-01T11:30:00Z"), ZoneOffset.UTC)).start();
         closing.add(second);
-        second.publish(vfs(100));
+        second.publish(unchecked(vfs(100)));
         await().atMost(WAIT).until(() -> second.status().slices() == 2);
         assertThat(taintTimes(slices(client))).containsExactly(Map.entry("pci-0000-40-01-0", "2026-03-01T10:00:00Z"));
         assertThat(second.watchOpen()).as("built without a watch").isFalse();
 
         // Its verdict: the same fault, and a new one on a device of the same slice, so that slice is rewritten.
-        second.health(Set.of("0000:40:01.0", "0000:40:01.1"));
+        second.publish(unhealthy(vfs(100), "0000:40:01.0", "0000:40:01.1"));
 
         assertThat(taintTimes(awaitSlices(l -> taintTimes(l).size() == 2))).containsExactly(
                 Map.entry("pci-0000-40-01-0", "2026-03-01T10:00:00Z"),
                 Map.entry("pci-0000-40-01-1", "2026-03-01T11:30:00Z"));
 
         // A verdict without the fault untaints it.
-        second.health(Set.of("0000:40:01.1"));
+        second.publish(unhealthy(vfs(100), "0000:40:01.1"));
         assertThat(taintTimes(awaitSlices(l -> taintTimes(l).size() == 1)))
                 .containsExactly(Map.entry("pci-0000-40-01-1", "2026-03-01T11:30:00Z"));
     }
@@ -273,7 +274,7 @@ class SlicePublisherTest {
         client.resource(otherNode).create();
         SlicePublisher p = publisher(Duration.ofMinutes(10));
 
-        p.publish(vfs(2));
+        p.publish(unchecked(vfs(2)));
 
         // The round has ended (its own slice written) before the others are looked at.
         await().atMost(WAIT).until(() -> p.status().slices() == 1);
@@ -287,7 +288,7 @@ class SlicePublisherTest {
     @Test
     void aMissingNodeIsAFailureInWordsRetriedUntilTheNodeExists() {
         SlicePublisher p = publisher(Duration.ofMinutes(10));
-        p.publish(vfs(2));
+        p.publish(unchecked(vfs(2)));
 
         await().atMost(WAIT).until(() -> p.status().failure() != null);
         assertThat(p.status().failure()).isEqualTo("node node-a does not exist in the API server");

@@ -1,7 +1,12 @@
-package dev.vgpu.dra;
+package dev.vgpu.dra.apiserver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vgpu.dra.AllocatedClaim;
+import dev.vgpu.dra.AllocatedDevice;
+import dev.vgpu.dra.ClaimReader;
+import dev.vgpu.dra.ClaimRef;
+import dev.vgpu.dra.DriverName;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.AllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceAllocationResult;
@@ -49,7 +54,7 @@ class ApiClaimReaderTest {
     }
 
     private ClaimReader.Answer read(String namespace, String name, String uid) {
-        return new ApiClaimReader(client, DriverName.DEFAULT).read(new ClaimRef(namespace, name, uid));
+        return new ApiClaimReader(ApiServer.of(client), DriverName.DEFAULT).read(new ClaimRef(namespace, name, uid));
     }
 
     @Test
@@ -105,7 +110,7 @@ class ApiClaimReaderTest {
                 """;
         java.nio.file.Path file = java.nio.file.Files.createTempFile("kubeconfig", ".yaml");
         java.nio.file.Files.writeString(file, kubeconfig);
-        try (KubernetesClient unreachable = ApiServer.connect(Optional.of(file))) {
+        try (ApiServer unreachable = ApiServer.connect(Optional.of(file), Thread::new)) {
             ClaimReader.Answer answer = new ApiClaimReader(unreachable, DriverName.DEFAULT)
                     .read(new ClaimRef("vms", "gpu", "u1"));
 

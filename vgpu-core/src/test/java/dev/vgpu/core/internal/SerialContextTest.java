@@ -1,8 +1,9 @@
-package dev.vgpu.deviceplugin;
+package dev.vgpu.core.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vgpu.testsupport.FakeScheduler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.vgpu.deviceplugin;
+package dev.vgpu.testsupport;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,16 +16,39 @@ import java.util.concurrent.TimeUnit;
  * A scheduler whose time moves only when the test says so, after grpc-java's {@code FakeClock}: {@link #execute}
  * runs the task at once on the calling thread (so a manager's serial context drains on whoever posts), and delayed
  * or periodic tasks run in {@link #forward}, in time order, on the test's thread. Thread-safe: gRPC threads post too.
+ * {@link #onOneThread()} makes one whose tasks all run on a thread of its own, one at a time, for an owner that must
+ * not run on its callers' threads (a publisher whose HTTP callbacks post to it); {@code forward} then waits for each
+ * task due. Shared by the modules' tests through vgpu-core's test jar.
  */
-final class FakeScheduler extends AbstractExecutorService implements ScheduledExecutorService {
+public final class FakeScheduler extends AbstractExecutorService implements ScheduledExecutorService {
 
+    /** Where tasks run; null: on the thread that posts, or that moves the time. */
+    private final java.util.concurrent.ExecutorService runner;
     private final PriorityQueue<Task> tasks = new PriorityQueue<>();
     private long now;
     private long sequence;
     private boolean shutdown;
 
+    /** Tasks run on the thread that posts them, or that moves the time. */
+    public FakeScheduler() {
+        this(null);
+    }
+
+    private FakeScheduler(java.util.concurrent.ExecutorService runner) {
+        this.runner = runner;
+    }
+
+    /** A scheduler whose tasks all run on one thread of its own, in the order they were posted or came due. */
+    public static FakeScheduler onOneThread() {
+        return new FakeScheduler(java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "fake-scheduler");
+            t.setDaemon(true);
+            return t;
+        }));
+    }
+
     /** Runs every task due within {@code by}, in time order, then sets the clock to now + {@code by}. */
-    void forward(Duration by) {
+    public void forward(Duration by) {
         long target;
         synchronized (this) {
             target = now + by.toNanos();
@@ -42,7 +65,7 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
                 now = next.at;
             }
             if (!next.isCancelled()) {
-                next.body.run();
+                runDue(next.body);
                 synchronized (this) {
                     if (next.period > 0 && !next.isCancelled() && !shutdown) {
                         next.at = now + next.period;
@@ -57,7 +80,7 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
     }
 
     /** The delays from now of the tasks waiting (not cancelled), shortest first. */
-    synchronized List<Duration> pending() {
+    public synchronized List<Duration> pending() {
         List<Duration> out = new ArrayList<>();
         tasks.stream().filter(t -> !t.isCancelled()).sorted().forEach(t -> out.add(Duration.ofNanos(t.at - now)));
         return out;
@@ -70,7 +93,26 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
                 throw new RejectedExecutionException("shut down");
             }
         }
-        command.run();
+        if (runner == null) {
+            command.run();
+        } else {
+            runner.execute(command);
+        }
+    }
+
+    /** A due task: run here, or on the scheduler's thread and waited for. */
+    private void runDue(Runnable body) {
+        if (runner == null) {
+            body.run();
+            return;
+        }
+        try {
+            runner.submit(body).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException("a scheduled task failed", e.getCause());
+        }
     }
 
     @Override
@@ -105,11 +147,17 @@ final class FakeScheduler extends AbstractExecutorService implements ScheduledEx
     @Override
     public synchronized void shutdown() {
         shutdown = true;
+        if (runner != null) {
+            runner.shutdown();
+        }
     }
 
     @Override
     public synchronized List<Runnable> shutdownNow() {
         shutdown = true;
+        if (runner != null) {
+            runner.shutdownNow();
+        }
         List<Runnable> left = tasks.stream().map(t -> t.body).toList();
         tasks.clear();
         return left;

@@ -1,4 +1,4 @@
-package dev.vgpu.dra;
+package dev.vgpu.dra.apiserver;
 
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReference;
@@ -8,6 +8,11 @@ import io.fabric8.kubernetes.api.model.resource.v1.DeviceTaint;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourcePool;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceSpec;
+import dev.vgpu.dra.DeviceAttribute;
+import dev.vgpu.dra.DriverName;
+import dev.vgpu.dra.SliceDevice;
+import dev.vgpu.dra.SliceSpec;
+import dev.vgpu.dra.SliceTaint;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,7 +20,7 @@ import java.util.Map;
 import java.util.function.Function;
 
 /**
- * Translation between this module's slice values and fabric8's {@code resource.k8s.io/v1} objects; nothing else.
+ * Translation between vgpu-dra's slice values and fabric8's {@code resource.k8s.io/v1} objects; nothing else.
  */
 final class SliceObjects {
 

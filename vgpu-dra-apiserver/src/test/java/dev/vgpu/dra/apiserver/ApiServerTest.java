@@ -1,7 +1,8 @@
-package dev.vgpu.dra;
+package dev.vgpu.dra.apiserver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vgpu.testsupport.RecordingThreads;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
@@ -33,10 +34,19 @@ class ApiServerTest {
                 current-context: mock
                 """.formatted(server.getHostName(), server.getPort()));
 
-        try (KubernetesClient fromFile = ApiServer.connect(Optional.of(kubeconfig))) {
-            assertThat(fromFile.nodes().withName("node-a").get().getMetadata().getUid())
-                    .isEqualTo(client.nodes().withName("node-a").get().getMetadata().getUid());
+        RecordingThreads threads = new RecordingThreads("api");
+        try (ApiServer fromFile = ApiServer.connect(Optional.of(kubeconfig), threads)) {
+            ApiRequests.Answer answer = fromFile.requests().send("GET", "/api/v1/nodes/node-a", null,
+                    java.time.Duration.ofSeconds(10), 1 << 20);
+            assertThat(answer.code()).isEqualTo(200);
+            assertThat(fromFile.requests().json().unmarshal(answer.body(), io.fabric8.kubernetes.api.model.Node.class)
+                    .getMetadata().getUid()).isEqualTo(client.nodes().withName("node-a").get().getMetadata().getUid());
+            assertThat(fromFile.masterUrl()).contains(Integer.toString(server.getPort()));
         }
+        // The HTTP client's threads came from the factory and end with the connection.
+        assertThat(threads.made()).isPositive();
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> threads.alive() == 0);
     }
 
     @Test
@@ -57,9 +67,14 @@ class ApiServerTest {
     }
 
     @Test
+    void theClientRetriesNothingByItself() throws Exception {
+        assertThat(ApiServer.config(Optional.empty()).getRequestRetryBackoffLimit()).isZero();
+    }
+
+    @Test
     void aKubeconfigThatCannotBeReadIsAnErrorNamingIt() {
         Path missing = tmp.resolve("missing");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ApiServer.connect(Optional.of(missing)))
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ApiServer.connect(Optional.of(missing), Thread::new))
                 .isInstanceOf(java.io.IOException.class).hasMessageContaining(missing.toString());
     }
 }

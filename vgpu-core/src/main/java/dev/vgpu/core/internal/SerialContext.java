@@ -1,6 +1,6 @@
-package dev.vgpu.deviceplugin;
+package dev.vgpu.core.internal;
 
-import dev.vgpu.attach.GpuFaults;
+import java.util.Objects;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -11,6 +11,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -19,31 +20,45 @@ import java.util.function.Supplier;
  * "Threads and mutable state"). The state a context owns is touched only by its tasks, so it needs no lock. Tasks must not block: blocking work runs outside
  * (on the caller's thread or another lane) and posts its result back.
  *
- * <p>The manager has one such context that owns the adapter's state, and two lanes of the same kind for blocking
- * reads (health and socket checks; GPU-fault VF listings), so those run in order too but never hold the owner.
+ * <p>Each adapter has one such context that owns its state, and lanes of the same kind for blocking work (the
+ * device plugin's health and socket checks and GPU-fault VF listings; the DRA plugin's claim files and checks), so
+ * those run in order too but never hold the owner. A task that throws is logged with the context's name and the
+ * queue goes on ({@link Guarded}); a JVM error ({@link VirtualMachineError}) is also handed to the context's fatal
+ * listener, so that a liveness probe can fail on it, then rethrown. Both adapters share it through
+ * {@code dev.vgpu.core.internal}: it is not API.
  */
-final class SerialContext implements GpuFaults.Context {
+public final class SerialContext implements Executor {
 
     private final String name;
     private final ScheduledExecutorService scheduler;
+    private final Consumer<VirtualMachineError> fatal;
     private final Queue<Runnable> queue = new ConcurrentLinkedQueue<>();
     /** The thread draining the queue now, null when none: at most one drains at a time. */
     private final AtomicReference<Thread> drainer = new AtomicReference<>();
 
-    SerialContext(String name, ScheduledExecutorService scheduler) {
-        this.name = name;
-        this.scheduler = scheduler;
+    /** A context named {@code name} (for log lines) whose tasks and timers run on {@code scheduler}. */
+    public SerialContext(String name, ScheduledExecutorService scheduler) {
+        this(name, scheduler, error -> { });
+    }
+
+    /**
+     * As {@link #SerialContext(String, ScheduledExecutorService)}, telling {@code fatal} of every JVM error a task
+     * throws (before it is rethrown into the scheduler, which would keep it to itself).
+     */
+    public SerialContext(String name, ScheduledExecutorService scheduler, Consumer<VirtualMachineError> fatal) {
+        this.name = Objects.requireNonNull(name, "name");
+        this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+        this.fatal = Objects.requireNonNull(fatal, "fatal");
     }
 
     /** Queues {@code task} to run after every task posted before it; never blocks. Dropped once the scheduler stops. */
     @Override
     public void execute(Runnable task) {
-        queue.add(Guarded.task(name, task));
+        queue.add(Guarded.task(name, task, fatal));
         drainSoon();
     }
 
     /** Queues {@code task} after {@code delay}; cancelling the answer before then keeps it from running. */
-    @Override
     public Future<?> schedule(Runnable task, long delayNanos) {
         if (delayNanos <= 0) {
             CompletableFuture<Void> handle = new CompletableFuture<>();
@@ -63,7 +78,7 @@ final class SerialContext implements GpuFaults.Context {
     }
 
     /** Queues {@code task} every {@code periodNanos}, starting after one period, until the answer is cancelled. */
-    Future<?> every(Runnable task, long periodNanos) {
+    public Future<?> every(Runnable task, long periodNanos) {
         return scheduler.scheduleWithFixedDelay(() -> execute(task), periodNanos, periodNanos, TimeUnit.NANOSECONDS);
     }
 
@@ -75,7 +90,7 @@ final class SerialContext implements GpuFaults.Context {
      *
      * @throws IllegalStateException when the scheduler no longer runs tasks
      */
-    <T> T call(Supplier<T> step) {
+    public <T> T call(Supplier<T> step) {
         if (inContext()) {
             return step.get();
         }
@@ -89,6 +104,7 @@ final class SerialContext implements GpuFaults.Context {
             } catch (Throwable e) {
                 answer.completeExceptionally(e);
                 if (e instanceof VirtualMachineError error) {
+                    fatal.accept(error);
                     throw error;
                 }
             }
@@ -108,12 +124,12 @@ final class SerialContext implements GpuFaults.Context {
     }
 
     /** Whether the calling thread is running this context's task now. */
-    boolean inContext() {
+    public boolean inContext() {
         return drainer.get() == Thread.currentThread();
     }
 
     /** Fails fast when state owned by this context is touched from outside it. */
-    void checkInContext() {
+    public void checkInContext() {
         if (!inContext()) {
             throw new IllegalStateException("not in the " + name + " context: " + Thread.currentThread().getName());
         }
