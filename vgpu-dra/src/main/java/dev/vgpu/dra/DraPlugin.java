@@ -104,7 +104,7 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
     private volatile DraStatus status;
 
     private DraPlugin(Builder b) throws IOException {
-        this.paths = new PluginPaths(b.driver, b.kubeletRoot, b.cdiDir, b.stateDir);
+        this.paths = new PluginPaths(b.driver, b.kubeletRoot, b.cdiDir, b.stateDir, b.podUid);
         this.pool = b.pool;
         this.poolListener = b.devicePool;
         this.observer = b.observer;
@@ -447,6 +447,7 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         private DriverName driver = DriverName.DEFAULT;
         private String pool;
         private Path kubeletRoot = Path.of("/var/lib/kubelet");
+        private java.util.Optional<String> podUid = java.util.Optional.empty();
         private Path cdiDir = Path.of("/var/run/cdi");
         private Path stateDir;
         private Path hostRoot = Path.of("/");
@@ -482,6 +483,22 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         /** The kubelet's root directory ({@code /var/lib/kubelet} unless set). */
         public Builder kubeletRoot(Path value) {
             kubeletRoot = Objects.requireNonNull(value, "kubeletRoot");
+            return this;
+        }
+
+        /**
+         * The UID of the pod this plugin runs in ({@code POD_UID} from the downward API): the sockets become
+         * {@code plugins_registry/<driver>-<podUid>-reg.sock} and {@code plugins/<driver>/dra-<podUid>.sock}, so
+         * that a new pod's sockets never take an old pod's name (where a path would pass 107 bytes, 8 hex digits
+         * of the UID's SHA-256 stand for it). Null or empty: the fixed names {@code <driver>-reg.sock} and
+         * {@code dra.sock}. Either way a plugin deletes only the socket files it bound, and only while they are
+         * still the ones it bound.
+         *
+         * @throws IllegalArgumentException when the UID is not letters, digits and {@code -} (at most 64)
+         */
+        public Builder podUid(String value) {
+            podUid = value == null || value.isBlank() ? java.util.Optional.empty()
+                    : java.util.Optional.of(PluginPaths.requirePodUid(value.strip()));
             return this;
         }
 
