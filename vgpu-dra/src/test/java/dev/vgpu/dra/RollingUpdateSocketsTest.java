@@ -8,9 +8,6 @@ import dev.vgpu.core.spi.Host;
 import dev.vgpu.dra.grpc.registration.PluginInfo;
 import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import java.io.IOException;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.channels.ServerSocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -49,12 +46,16 @@ class RollingUpdateSocketsTest {
                 .pool("node-a").kubeletRoot(kubeletRoot).cdiDir(tmp.resolve("cdi")).stateDir(tmp.resolve("state"));
     }
 
-    /** A unix socket some other process bound at {@code path} (the other pod's). */
+    /**
+     * A unix socket some other process bound at {@code path} (the other pod's), through the same transport as the
+     * plugin's (the JDK's own channels stop at 106 bytes, the kernel and Netty at 107).
+     */
     private Path foreignSocket(Path path) throws IOException {
         Files.createDirectories(path.getParent());
-        ServerSocketChannel channel = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-        channel.bind(UnixDomainSocketAddress.of(path));
-        closing.add(channel);
+        UnixDomainTransport transport = UnixDomainTransport.create("other-pod", 1, 1);
+        closing.add(transport::close);
+        io.grpc.Server server = transport.serve(path, List.of());
+        closing.add(0, server::shutdownNow);
         return path;
     }
 
