@@ -27,9 +27,12 @@ final class ClaimFiles {
     private static final Logger LOG = LoggerFactory.getLogger(ClaimFiles.class);
 
     private final PluginPaths paths;
+    /** Which resources an extended-resource claim gets the device plugin's environment for. */
+    private final java.util.function.Predicate<dev.vgpu.core.ResourceName> bridged;
 
-    ClaimFiles(PluginPaths paths) {
+    ClaimFiles(PluginPaths paths, java.util.function.Predicate<dev.vgpu.core.ResourceName> bridged) {
         this.paths = paths;
+        this.bridged = bridged;
     }
 
     /** One file to write. */
@@ -74,7 +77,8 @@ final class ClaimFiles {
         Map<String, Map<String, String>> envOf = new HashMap<>();
         if (claim.extendedResource()) {
             byBase.values().forEach(entries -> envOf.put(entries.get(0).allocated().device(), KubeVirtEnv.of(
-                    entries.stream().map(e -> e.handed().device()).toList())));
+                    entries.stream().map(e -> e.handed().device()).filter(d -> bridged.test(d.resource()))
+                            .toList())));
         }
         List<CdiSpecs.SpecDevice> specDevices = new ArrayList<>();
         handed.forEach((name, device) -> specDevices.add(new CdiSpecs.SpecDevice(CdiSpecs.deviceName(uid, name),

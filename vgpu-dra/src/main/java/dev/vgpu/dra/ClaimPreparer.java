@@ -45,12 +45,16 @@ final class ClaimPreparer {
     private final DraLimits limits;
     private final ClaimFiles files;
 
-    ClaimPreparer(PluginPaths paths, String pool, Handovers handovers, DraLimits limits) {
+    /**
+     * @param bridged which resources an extended-resource claim gets the device plugin's environment for
+     */
+    ClaimPreparer(PluginPaths paths, String pool, Handovers handovers, DraLimits limits,
+                  java.util.function.Predicate<dev.vgpu.core.ResourceName> bridged) {
         this.paths = paths;
         this.pool = pool;
         this.handovers = handovers;
         this.limits = limits;
-        this.files = new ClaimFiles(paths);
+        this.files = new ClaimFiles(paths, bridged);
     }
 
     /**

@@ -142,7 +142,7 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
             // Prepare back to be read once more when an Unprepare removed a claim it did not read.
             AtomicReference<ClaimCalls> front = new AtomicReference<>();
             this.claims = new PreparedClaims(owner, new SerialContext("DRA claim files", scheduler, onFatal),
-                    new ClaimPreparer(paths, pool, b.handovers, b.limits), restored,
+                    new ClaimPreparer(paths, pool, b.handovers, b.limits, b.bridged), restored,
                     () -> snapshot == null ? Snapshot.empty() : snapshot, this::publish,
                     (call, unread) -> front.get().reread(call, unread));
             this.checks = new DeviceChecks(owner, checkLane, new SerialContext("GPU fault listing", scheduler, onFatal),
@@ -448,6 +448,7 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         private String pool;
         private Path kubeletRoot = Path.of("/var/lib/kubelet");
         private java.util.Optional<String> podUid = java.util.Optional.empty();
+        private java.util.function.Predicate<dev.vgpu.core.ResourceName> bridged = r -> true;
         private Path cdiDir = Path.of("/var/run/cdi");
         private Path stateDir;
         private Path hostRoot = Path.of("/");
@@ -499,6 +500,17 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         public Builder podUid(String value) {
             podUid = value == null || value.isBlank() ? java.util.Optional.empty()
                     : java.util.Optional.of(PluginPaths.requirePodUid(value.strip()));
+            return this;
+        }
+
+        /**
+         * Which resources an extended-resource claim (docs/DRA.md, "The extended-resource bridge") gets the device
+         * plugin's environment for; every one unless set. Asked on the claim-files lane at each such Prepare (it may
+         * read a file, briefly): the daemon leaves out a resource that a device-plugin socket serves on the node,
+         * and says so once.
+         */
+        public Builder bridged(java.util.function.Predicate<dev.vgpu.core.ResourceName> value) {
+            bridged = Objects.requireNonNull(value, "bridged");
             return this;
         }
 

@@ -124,6 +124,18 @@ class ExtendedResourceBridgeTest {
     }
 
     @Test
+    void aResourceTheEmbedderDoesNotBridgeGetsNoEnvironmentWhileTheOthersDo() throws Exception {
+        h.stop();
+        h.start(b -> b.bridged(r -> !r.fullName().equals(L40S)));
+        Claim claim = extendedClaim("aaaaaaaa-aaaa-4bbb-8ccc-00000000000a", true,
+                result("container-0-request-0", VF), result("container-0-request-1", MDEV));
+
+        CdiRuntime.Edits edits = container(h.prepare(claim), "container-0-request-0", "container-0-request-1");
+
+        assertThat(edits.env()).containsExactly(Map.entry("MDEV_PCI_RESOURCE_NVIDIA_COM_GRID_T4-1Q", UUID));
+    }
+
+    @Test
     void theFixtureKeepsKubeVirtsRules() throws Exception {
         // A trailing comma is dropped, an address popped for one resource is gone from the others, an unset
         // variable gives nothing, and too few devices fail the VM.
