@@ -440,6 +440,17 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         }
     }
 
+    /**
+     * Checks a pod UID as {@link Builder#podUid} does (letters, digits and {@code -}, at most 64), for a caller that
+     * refuses a bad {@code POD_UID} before it starts anything.
+     *
+     * @return the UID
+     * @throws IllegalArgumentException naming {@code POD_UID} and the value
+     */
+    public static String requirePodUid(String uid) {
+        return PluginPaths.requirePodUid(uid);
+    }
+
     /** The plugin's settings; {@link #start()} validates them. Not thread-safe. */
     public static final class Builder {
         private final Handovers handovers;
