@@ -14,7 +14,8 @@ import java.util.Map;
  * request, and the DRA plugin's Prepare sets it through the CDI spec of an extended-resource claim, so that an
  * unchanged VM asking for {@code nvidia.com/<NAME>} finds the same variables either way. Pure.
  * <pre>{@code
- * Map<String, String> env = KubeVirtEnv.of(List.of(vf1, vf2)); // {PCI_RESOURCE_NVIDIA_COM_L40S-1Q=0000:1b:00.4,0000:1b:00.5}
+ * Map<String, String> env = KubeVirtEnv.of(List.of(vf1, vf2));
+ * // {PCI_RESOURCE_NVIDIA_COM_L40S-1Q=0000:1b:00.4,0000:1b:00.5}
  * }</pre>
  */
 public final class KubeVirtEnv {

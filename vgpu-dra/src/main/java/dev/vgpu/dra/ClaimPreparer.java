@@ -22,8 +22,10 @@ import org.slf4j.LoggerFactory;
  * One Prepare or Unprepare call's work (docs/DRA.md §2, §5), on plain values: the claims the owner holds, the
  * claims already read, the snapshot; answered with the claims held afterwards and one outcome per claim. Checks each
  * claim ({@link #needs}: this driver's results, at most {@link DraLimits#resultsPerClaim}, this node's pool, devices
- * advertised and not held by another claim; a result with admin access is never held nor refused for a hold), re-checks the devices with {@link Handovers} (the nodes Allocate hands
- * out for the same devices, {@link Handovers#FOR_KUBEVIRT}: iommufd ones where the host has them), writes the claim's files ({@link ClaimFiles}) and the checkpoint.
+ * advertised and not held by another claim; a result with admin access is never held nor refused for a hold),
+ * re-checks the devices with {@link Handovers} (the nodes Allocate hands out for the same devices,
+ * {@link Handovers#FOR_KUBEVIRT}: iommufd ones where the host has them), writes the claim's files
+ * ({@link ClaimFiles}) and the checkpoint.
  *
  * <p>Threads: runs on the plugin's claim-files lane, one call at a time (the owner hands it the next call once it
  * has taken the answer of the last), so the files and the checkpoint are written by one call at a time; it holds no

@@ -5,8 +5,8 @@ import java.util.regex.Pattern;
 /**
  * A DRA driver name, e.g. {@code gpu.vgpu.dev}: a DNS subdomain of at most 63 characters, as the ResourceSlice
  * API and the kubelet require (docs/DRA.md §1), whose first character is a letter, as the CDI vendor it also is
- * must be (a container runtime refuses a spec whose kind's vendor starts with a digit). Everything the driver names derives from it: the registration
- * socket {@code <driver>-reg.sock}, the DRA socket directory {@code plugins/<driver>/}, the CDI kinds
+ * must be (a container runtime refuses a spec whose kind's vendor starts with a digit). Everything the driver names
+ * derives from it: the registration socket {@code <driver>-reg.sock}, the DRA socket directory {@code plugins/<driver>/}, the CDI kinds
  * {@code <driver>/claim} and {@code <driver>/metadata}, and the metadata file name {@code <driver>-metadata.json}.
  *
  * @param value the name, lower case

@@ -102,7 +102,8 @@ public final class ResourceSlices {
 
     /**
      * One device with its attributes: {@code type} ({@code passthrough}, {@code vgpu} or {@code mdev}),
-     * {@code resourceName} and {@code profile} (each when it fits 64 bytes of UTF-8), {@code deviceId}, {@code iommuGroup},
+     * {@code resourceName} and {@code profile} (each when it fits 64 bytes of UTF-8), {@code deviceId},
+     * {@code iommuGroup},
      * {@code numaNode} (only when known), {@code parentPciBusID} (VFs and mdevs), {@code vgpuTypeId} (VFs);
      * {@code resource.kubernetes.io/pciBusID} and {@code resource.kubernetes.io/pcieRoot} for PCI functions only;
      * {@code mdevUUID} for mdevs only. A fact the source did not record is left out.

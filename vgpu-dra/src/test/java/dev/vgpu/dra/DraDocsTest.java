@@ -10,9 +10,8 @@ import org.junit.jupiter.api.Test;
 /**
  * What the docs tell an operator about two behaviours of other systems that the code cannot change (issue 34, rows
  * 7 and 8): the kubelet fails a pod's whole prepare on the first claim with an error, and KubeVirt 1.9 finds no
- * device of a {@code firstAvailable} claim. The behaviours themselves are shown by
- * {@code KubeVirtReadsWhatPrepareWroteTest#aSubrequestIsAnsweredUnderItsBaseRequestButKubeVirtFindsNoRequestOfThatExactName};
- * this keeps the words that describe them true.
+ * device of a {@code firstAvailable} claim. The second is shown by {@code KubeVirtReadsWhatPrepareWroteTest}
+ * ({@code aSubrequestIsAnsweredUnderItsBaseRequestButKubeVirtFindsNoRequestOfThatExactName}); this keeps the words that describe them true.
  */
 class DraDocsTest {
 

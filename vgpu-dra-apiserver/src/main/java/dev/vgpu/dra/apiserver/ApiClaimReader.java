@@ -22,7 +22,8 @@ import java.util.Optional;
  * claim); {@code status.allocation} must be set; of {@code status.allocation.devices.results} only this driver's
  * entries are kept; the annotation {@code resource.kubernetes.io/pod-claim-name} gives a template-made claim's
  * pod-level name, and {@code resource.kubernetes.io/extended-resource-claim: "true"} marks a claim the scheduler made
- * for a plain extended-resource request; a result's {@code adminAccess} is kept. Every failure is an {@link ClaimReader.Unavailable} in words, which the kubelet retries.
+ * for a plain extended-resource request; a result's {@code adminAccess} is kept. Every failure is an
+ * {@link ClaimReader.Unavailable} in words, which the kubelet retries.
  *
  * <p>Inside the kubelet's deadline (docs/RELIABILITY.md, "DRA mode"): each GET takes at most what is left of the
  * call (and at most 10 s), reads at most {@value #MAX_BYTES} bytes, and is tried at most {@value #ATTEMPTS} times, again
