@@ -110,8 +110,8 @@ final class Daemon implements AutoCloseable {
                         .orElse("off (learned profile names are lost at a restart)"), live.describe(),
                 config.failedScansLimit() == 0 ? "no number of failed scans"
                         : config.failedScansLimit() + " failed scans in a row");
-        Host host = new Host(config.hostRoot(), config.pciIds(),
-                live.resolverAfter(nvml.vgpuTypeResolver(), Host.of(config.hostRoot())));
+        Host bare = Host.of(config.hostRoot());
+        Host host = bare.withPciIds(config.pciIds()).withVgpuTypes(live.resolverAfter(nvml.vgpuTypeResolver(), bare));
         Scanner scanner = new Scanner(config.stateDir().map(host::withStateDirectory).orElse(host), sources,
                 live::rules);
         AtomicReference<PluginManager> manager = new AtomicReference<>();
@@ -121,7 +121,7 @@ final class Daemon implements AutoCloseable {
                 Clock.systemUTC());
         metrics.buildInfo(VgpuDaemon.version(), config.nvmlOptions().pciIdsSource());
         // A GPU an XID marked recovers after health.xid.recoverAfter without another counted XID, if NVML answers.
-        PluginManager plugins = PluginManager.builder().hostRoot(config.hostRoot())
+        PluginManager plugins = PluginManager.builder().hostRoot(config.hostRoot()).hostFiles(host.files())
                 .devicePluginDir(config.devicePluginDir()).sources(sources).observer(metrics)
                 .gpuFaultRecovery(live.xidPolicy().recoverAfter(), nvml::checkGpu).build();
         manager.set(plugins);

@@ -52,6 +52,8 @@ final class DiscoverCommand implements Callable<Integer> {
     final ConfigOption configOption;
     final Format format;
     final String sample;
+    /** Reads the host's files for the census and the KubeVirt selectors. */
+    private final dev.vgpu.hostfiles.HostFiles files = dev.vgpu.hostfiles.HostFiles.load();
 
     DiscoverCommand(CliArgs args, Map<String, String> env, PrintWriter out, PrintWriter err) {
         this.env = env;
@@ -76,14 +78,14 @@ final class DiscoverCommand implements Callable<Integer> {
             try (Samples.Materialized tree = Samples.materialize(sample)) {
                 // The sample tree is deleted on close: the report reads its selectors before that.
                 result = Wiring.scanOnce(host, tree.root(), Samples.pciIdsFor(host), Optional.empty(), config);
-                census = PciCensus.of(tree.root());
+                census = PciCensus.of(tree.root(), files);
                 report = report(result, census, tree.root());
             }
         } else {
             ServeCommand.requireDirectory("--host-root", scan.hostRoot);
             result = Wiring.scanOnce(host, scan.hostRoot, host.loadPciIds(),
                     scan.resolveStateDir(env).map(ScanOptions.StateDir::path), config);
-            census = PciCensus.of(scan.hostRoot);
+            census = PciCensus.of(scan.hostRoot, files);
             report = report(result, census, scan.hostRoot);
         }
         out.print(report);
@@ -104,7 +106,7 @@ final class DiscoverCommand implements Callable<Integer> {
         Snapshot snapshot = result.snapshot();
         return switch (format) {
             case json -> DiscoveryReport.json(snapshot) + "\n";
-            case kubevirt -> KubeVirtReport.yaml(snapshot, root);
+            case kubevirt -> KubeVirtReport.yaml(snapshot, root, files);
             case table -> DiscoveryReport.table(snapshot, result.failures(), summary(snapshot, census));
         };
     }

@@ -109,8 +109,8 @@ final class DraDaemon implements AutoCloseable {
                         ? "every " + GoDurations.format(config.interval().period())
                         : "disabled (devices are discovered once at start)",
                 config.nvmlOptions().describePciIds(), config.stateDir(), live.describe());
-        Host host = new Host(config.hostRoot(), config.pciIds(),
-                live.resolverAfter(nvml.vgpuTypeResolver(), Host.of(config.hostRoot())));
+        Host bare = Host.of(config.hostRoot());
+        Host host = bare.withPciIds(config.pciIds()).withVgpuTypes(live.resolverAfter(nvml.vgpuTypeResolver(), bare));
         Scanner scanner = new Scanner(host.withStateDirectory(config.stateDir()), sources, live::rules);
         Handovers handovers = Handovers.forHost(host, sources);
 

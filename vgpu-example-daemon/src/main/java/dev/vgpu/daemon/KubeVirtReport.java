@@ -4,7 +4,7 @@ import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.Resource;
 import dev.vgpu.core.Snapshot;
-import dev.vgpu.core.spi.AttributeFiles;
+import dev.vgpu.hostfiles.HostFiles;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -39,8 +39,9 @@ final class KubeVirtReport {
      *
      * @param snapshot what one scan found (after the configuration's rules)
      * @param hostRoot the root that scan read, for the selectors
+     * @param files    the reader of its files
      */
-    static String yaml(Snapshot snapshot, Path hostRoot) {
+    static String yaml(Snapshot snapshot, Path hostRoot, HostFiles files) {
         Set<Entry> pci = new TreeSet<>();
         Set<Entry> mdevs = new TreeSet<>();
         List<String> unknown = new ArrayList<>();
@@ -49,12 +50,12 @@ final class KubeVirtReport {
                 String name = resource.name().fullName();
                 try {
                     if (device.attachment() == Attachment.MEDIATED) {
-                        mdevs.add(new Entry(name, AttributeFiles.read(hostRoot.resolve("sys/bus/mdev/devices")
+                        mdevs.add(new Entry(name, files.read(hostRoot.resolve("sys/bus/mdev/devices")
                                 .resolve(device.id()).resolve("mdev_type/name")).strip()));
                     } else {
                         Path dir = hostRoot.resolve("sys/bus/pci/devices").resolve(device.id());
-                        pci.add(new Entry(name, hex(AttributeFiles.read(dir.resolve("vendor"))) + ":"
-                                + hex(AttributeFiles.read(dir.resolve("device")))));
+                        pci.add(new Entry(name, hex(files.read(dir.resolve("vendor"))) + ":"
+                                + hex(files.read(dir.resolve("device")))));
                     }
                 } catch (IOException e) {
                     unknown.add(name + " device " + device.id() + ": " + e.getMessage());

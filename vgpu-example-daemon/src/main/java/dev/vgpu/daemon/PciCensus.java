@@ -1,7 +1,7 @@
 package dev.vgpu.daemon;
 
-import dev.vgpu.core.spi.AttributeFiles;
-import dev.vgpu.core.spi.ScanScope;
+import dev.vgpu.hostfiles.HostFiles;
+import dev.vgpu.hostfiles.ScanScope;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -18,15 +18,16 @@ import java.nio.file.Path;
 record PciCensus(int functions, int nvidia) {
 
     /** Counts under a host root; never throws (an unlistable bus is {@code functions == -1}). */
-    static PciCensus of(Path hostRoot) {
+    static PciCensus of(Path hostRoot, HostFiles files) {
         Path bus = hostRoot.resolve("sys/bus/pci/devices");
         int functions = 0;
         int nvidia = 0;
+        ScanScope scope = ScanScope.fresh(); // one read buffer for the whole count
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(bus)) {
             for (Path entry : entries) {
                 functions++;
                 try {
-                    if ("0x10de".equals(AttributeFiles.readStripped(entry.resolve("vendor"), ScanScope.none()))) {
+                    if ("0x10de".equals(files.readStripped(entry.resolve("vendor"), scope))) {
                         nvidia++;
                     }
                 } catch (IOException e) {

@@ -51,7 +51,8 @@ final class Wiring {
             LOG.info("discover: host root {}, sources {}, {}, pci.ids {}, state dir {}, configuration {}", hostRoot,
                     sources.stream().map(DeviceSource::name).toList(), nvml.description(), options.describePciIds(),
                     stateDir.map(dir -> dir + " (read only)").orElse("off"), config.describe());
-            Host host = new Host(hostRoot, pciIds, config.resolverAfter(nvml.vgpuTypeResolver(), Host.of(hostRoot)));
+            Host bare = Host.of(hostRoot);
+            Host host = bare.withPciIds(pciIds).withVgpuTypes(config.resolverAfter(nvml.vgpuTypeResolver(), bare));
             Scanner.Result result = new Scanner(stateDir.map(dir -> host.withStateDirectory(
                     StateDirectory.forReading(dir))).orElse(host), sources, config::rules).run(Snapshot.empty());
             nvml.awaitFirstAttempt();

@@ -1,9 +1,8 @@
-package dev.vgpu.core.spi;
+package dev.vgpu.hostfiles;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.vgpu.core.PciIds;
 import java.io.UncheckedIOException;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -178,40 +177,5 @@ class ScanScopeTest {
         } finally {
             pool.shutdownNow();
         }
-    }
-
-    @Test
-    void everyScanGetsAFreshScopeWhileOneScanSharesIts() {
-        Host base = Host.of(Path.of("/host")).withPciIds(PciIds.empty());
-        AtomicInteger reads = new AtomicInteger();
-
-        Host scan1 = base.forScan();
-        Answer inScan1 = scan1.scanScope().computeIfAbsent(new Key(1),
-                k -> new Answer("read " + reads.incrementAndGet()));
-        Answer alsoInScan1 = scan1.withPciIds(PciIds.empty()).withVgpuTypes(VgpuTypeResolver.none()).scanScope()
-                .computeIfAbsent(new Key(1), k -> new Answer("read " + reads.incrementAndGet()));
-        Host scan2 = base.forScan();
-        Answer inScan2 = scan2.scanScope().computeIfAbsent(new Key(1),
-                k -> new Answer("read " + reads.incrementAndGet()));
-
-        assertThat(alsoInScan1).isSameAs(inScan1).isEqualTo(new Answer("read 1"));
-        assertThat(inScan2).isEqualTo(new Answer("read 2"));
-        assertThat(scan2.scanScope()).isNotSameAs(scan1.scanScope());
-        assertThat(base.scanScope()).isSameAs(ScanScope.none());
-    }
-
-    @Test
-    void hostsMadeWithoutAScanShareNothing() {
-        Path root = Path.of("/host");
-        VgpuTypeResolver resolver = VgpuTypeResolver.none();
-
-        assertThat(Host.of(root).scanScope()).isSameAs(ScanScope.none());
-        assertThat(new Host(root, PciIds.empty(), resolver).scanScope()).isSameAs(ScanScope.none());
-        Host forScan = new Host(root, PciIds.empty(), resolver).forScan();
-        assertThat(forScan.root()).isEqualTo(root);
-        assertThat(forScan.vgpuTypes()).isSameAs(resolver);
-        assertThat(forScan.withScanScope(ScanScope.none()).scanScope()).isSameAs(ScanScope.none());
-        assertThatThrownBy(() -> Host.of(root).withScanScope(null)).isInstanceOf(NullPointerException.class)
-                .hasMessageContaining("scanScope");
     }
 }

@@ -1,11 +1,8 @@
-package dev.vgpu.core.spi;
+package dev.vgpu.hostfiles.internal;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
@@ -18,17 +15,15 @@ import java.nio.file.NotLinkException;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.Optional;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * The native way {@link AttributeFiles} reads files of the default file system on Java 22 and later: the system
+ * The reader of the default file system that {@link NativeReaderProvider} makes on Java 22 and later: the system
  * calls {@code openat}, {@code fstat}, {@code newfstatat}, {@code read}, {@code close}, {@code readlinkat} and
  * {@code getdents64}, made through the C library's {@code syscall(2)} with {@code java.lang.foreign} (one downcall
- * handle for all of them, and its errno-capturing twin), into native buffers that each thread reuses, so that a read
+ * handle for all of them, and its errno-capturing twin: {@link Syscalls}), into native buffers that this reader
+ * reuses, so that a read
  * makes no {@code File}, stream, file descriptor object or cleaner registration, and a link or a listing makes no
- * {@code Path}. This class replaces the release-17 one of the same name in the multi-release jar.
+ * {@code Path}. Only in the Java 22 classes of the multi-release jar.
  *
  * <p>An attribute is opened with {@code O_NONBLOCK} (a FIFO opens at once instead of waiting for a writer) and
  * {@code O_NOCTTY}, then {@code fstat} on the open descriptor says what it is: anything but a regular file is
@@ -57,7 +52,7 @@ import org.slf4j.LoggerFactory;
  * <p>Errors are the NIO way's: {@code ENOENT} a {@link NoSuchFileException}, {@code EACCES} an
  * {@link AccessDeniedException}, {@code ELOOP} the {@link FileSystemException} NIO makes of it, a link that is not
  * one a {@link NotLinkException}, a listing of a file a {@link NotDirectoryException}, a file over
- * {@value AttributeFiles#MAX_BYTES} bytes the same {@link IOException}. Any other error, and any path or name that is
+ * {@value FileReader#MAX_BYTES} bytes the same {@link IOException}. Any other error, and any path or name that is
  * not plain ASCII (NIO encodes those with the platform's file-name encoding), answers null: the caller asks NIO,
  * which gives its exact answer.
  *
@@ -68,30 +63,28 @@ import org.slf4j.LoggerFactory;
  * attribute costs its driver two calls, and the second outcome, error or success, is the answer (a transient failure
  * the second call no longer meets is read as a success, which the NIO way, reading once more on the caller's next
  * scan, would give a scan later). {@code openat} and {@code readlink} fail often and the same way on every scan (a
- * missing optional attribute, an unbound function's absent {@code driver} link), so each thread remembers the
+ * missing optional attribute, an unbound function's absent {@code driver} link), so each reader remembers the
  * paths, by a 64-bit hash of their text, whose last open or link read failed, and calls the capturing handle at once
  * for those: a rescan of an unchanged host makes no second calls. A hash that two paths share only picks the
  * handle, never the answer. {@code fstat} and {@code fstatat} never need the reason: a failure there is answered
  * without it.
  *
- * <p>Threads: the method handles are immutable and shared. Each thread has its own {@link Scratch} (native
- * buffers, a byte array, the paths that failed), used by one call at a time, since no call of this class
- * calls back into it; its native memory is freed by the garbage collector with the thread's scratch.
+ * <p>Threads: the method handles are immutable and shared by every reader of one provider. A reader is one
+ * {@link Scratch} (native buffers, a byte array, the paths that failed, the directories a round keeps), used by one
+ * thread at a time: its owner, {@code HostFiles}, lends it to one call or to one scan round's thread (no call of this
+ * class calls back into it). Its native memory is freed by the garbage collector with the reader; its kept
+ * descriptors are closed when its round ends ({@link #round(boolean)}).
  */
-final class NativeFiles {
+final class NativeReader implements FileReader {
 
-    private static final Logger LOG = LoggerFactory.getLogger(AttributeFiles.class);
-
-    private static final int AT_FDCWD = -100;
-    private static final int O_RDONLY = 0;
+    private static final int AT_FDCWD = Syscalls.AT_FDCWD;
+    private static final int O_RDONLY = Syscalls.O_RDONLY;
     private static final int O_NOCTTY = 0400;
     private static final int O_NONBLOCK = 04000;
-    private static final int O_CLOEXEC = 02000000;
+    private static final int O_CLOEXEC = Syscalls.O_CLOEXEC;
     /** The same value on x86_64 and aarch64. */
     private static final int O_PATH = 010000000;
-    /** The auxiliary vector's entry for the page size. */
-    private static final long AT_PAGESZ = 6;
-    /** Directories whose listing descriptor a thread keeps while it scans (docs/BUILD.md, "Kept directories"). */
+    /** Directories whose listing descriptor a reader keeps during a round (docs/BUILD.md, "Kept directories"). */
     private static final int KEPT = 4;
 
     private static final int ENOENT = 2;
@@ -109,11 +102,6 @@ final class NativeFiles {
     private static final int S_IFREG = 0100000;
     private static final int AT_SYMLINK_NOFOLLOW = 0x100;
 
-    /** What {@link #type} answers for a path that cannot be asked (missing, denied, a loop). */
-    static final int MISSING = 0;
-    /** What {@link #type} answers for a directory: its {@code S_IFDIR} mode bits. */
-    static final int DIRECTORY = 0040000;
-
     /**
      * Pointer arguments are passed as their addresses in a {@code long} (the same register on LP64 Linux): a
      * {@code MemorySegment} argument, and a slice at an offset, would be an object per call under C1, which the
@@ -128,167 +116,45 @@ final class NativeFiles {
     /** A sysfs attribute is at most a page; one more byte tells a full page from a longer file. */
     private static final int TEXT_BYTES = 4096 + 1;
     /**
-     * Slots of a thread's set of paths whose last {@code openat} or {@code readlink} failed; the set starts afresh when
+     * Slots of a reader's set of paths whose last {@code openat} or {@code readlink} failed; the set starts afresh when
      * it is half full, so a host with more failing paths than that only pays the second calls again.
      */
     private static final int FAILED_SLOTS = 4096;
 
-    /** The C library's {@code syscall(2)}: every call of this reader, by number, without capturing errno. */
     private final MethodHandle sys;
-    /** The same, capturing errno: made only after a call that failed (class comment). */
     private final MethodHandle sysErrno;
-    /** This architecture's system call numbers. */
-    private final Calls nr;
+    private final Syscalls.Numbers nr;
     private final VarHandle errno;
     private final long stateBytes;
-    /** {@code O_DIRECTORY}, whose value differs between x86_64 and aarch64. */
     private final int directoryFlag;
-    /** Offset of {@code st_mode} in {@code struct stat}, which differs between x86_64 and aarch64. */
     private final long modeOffset;
-    /** The system's page size ({@link #pageSizeFromAuxv}): what kernfs reports as a text attribute's size. */
     private final long pageSize;
-    private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(this::newScratch);
+    private final KnownTexts texts;
+    /** The working state; this reader's alone. */
+    private final Scratch scratch;
 
-    private NativeFiles(SymbolLookup libc, Linker linker, Calls nr, int directoryFlag, long modeOffset) {
-        // One handle for every call: each distinct downcall shape costs its own adapters when it is made, which a
-        // process pays at its first scan (BENCHMARKS.md, "Start-up"); syscall(2) takes the number and four words.
-        FunctionDescriptor words = FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
-                ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG);
-        MemorySegment syscall = find(libc, "syscall");
-        this.sys = linker.downcallHandle(syscall, words, Linker.Option.firstVariadicArg(1));
-        this.sysErrno = linker.downcallHandle(syscall, words, Linker.Option.captureCallState("errno"),
-                Linker.Option.firstVariadicArg(1));
-        this.nr = nr;
-        this.errno = Linker.Option.captureStateLayout().varHandle(
-                java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
-        this.stateBytes = Linker.Option.captureStateLayout().byteSize();
-        this.directoryFlag = directoryFlag;
-        this.modeOffset = modeOffset;
-        this.pageSize = pageSizeFromAuxv();
+    NativeReader(Syscalls calls, KnownTexts texts) {
+        this.sys = calls.sys;
+        this.sysErrno = calls.sysErrno;
+        this.nr = calls.nr;
+        this.errno = calls.errno;
+        this.stateBytes = calls.stateBytes;
+        this.directoryFlag = calls.directoryFlag;
+        this.modeOffset = calls.modeOffset;
+        this.pageSize = calls.pageSize;
+        this.texts = texts;
+        this.scratch = new Scratch();
     }
 
-    /**
-     * The system call numbers of one architecture: the generic table's on aarch64, x86_64's own there. {@code fstatat}
-     * is the kernel's {@code newfstatat}, whose {@code struct stat} is the C library's on both.
-     */
-    private record Calls(long read, long close, long fstat, long fstatat, long openat, long readlinkat,
-                         long getdents64) {
-        static final Calls X86_64 = new Calls(0, 3, 5, 262, 257, 267, 217);
-        static final Calls AARCH64 = new Calls(63, 57, 80, 79, 56, 78, 61);
-    }
-
-    /**
-     * The system's page size, what kernfs reports as a text attribute's size: the {@code AT_PAGESZ} entry of
-     * {@code /proc/self/auxv} (pairs of native words, as the kernel handed them to the process). 4096 when it cannot
-     * be read: a wrong size only loses the early stop of a read (class comment), never a byte.
-     */
-    private long pageSizeFromAuxv() {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment file = arena.allocateFrom("/proc/self/auxv");
-            MemorySegment vector = arena.allocate(4096, 8);
-            long fd = (long) sys.invokeExact(nr.openat(), (long) AT_FDCWD, file.address(),
-                    (long) (O_RDONLY | O_CLOEXEC), 0L);
-            if (fd < 0) {
-                return 4096;
-            }
-            long length = 0;
-            try {
-                while (length < vector.byteSize()) {
-                    long n = (long) sys.invokeExact(nr.read(), fd, vector.address() + length,
-                            vector.byteSize() - length, 0L);
-                    if (n <= 0) {
-                        break;
-                    }
-                    length += n;
-                }
-            } finally {
-                long ignored = (long) sys.invokeExact(nr.close(), fd, 0L, 0L, 0L);
-            }
-            for (long at = 0; at + 16 <= length; at += 16) {
-                if (vector.get(ValueLayout.JAVA_LONG, at) == AT_PAGESZ) {
-                    long size = vector.get(ValueLayout.JAVA_LONG, at + 8);
-                    return size > 0 ? size : 4096;
-                }
-            }
-            return 4096;
-        } catch (Throwable e) {
-            if (e instanceof Error error) {
-                throw error;
-            }
-            return 4096;
+    @Override
+    public void round(boolean running) {
+        scratch.keeping = running;
+        if (!running) {
+            scratch.release();
         }
     }
 
-    /**
-     * The native reader, or null with one INFO line saying why not: a platform other than Linux on x86_64 or
-     * aarch64, native access not granted to this module, or a C library without one of the functions.
-     */
-    static NativeFiles load() {
-        String os = System.getProperty("os.name", "");
-        String arch = System.getProperty("os.arch", "");
-        int directoryFlag;
-        long modeOffset;
-        Calls calls;
-        if (!os.equals("Linux")) {
-            return unavailable("the operating system is " + os + ", not Linux");
-        } else if (arch.equals("amd64") || arch.equals("x86_64")) {
-            directoryFlag = 0200000;
-            modeOffset = 24;
-            calls = Calls.X86_64;
-        } else if (arch.equals("aarch64")) {
-            directoryFlag = 040000;
-            modeOffset = 16;
-            calls = Calls.AARCH64;
-        } else {
-            return unavailable("the processor architecture " + arch + " has no known struct stat layout here");
-        }
-        Module module = NativeFiles.class.getModule();
-        if (!module.isNativeAccessEnabled()) {
-            String who = module.isNamed() ? module.getName() : "ALL-UNNAMED";
-            return unavailable("native access is not enabled (java --enable-native-access=" + who
-                    + ", or the manifest attribute Enable-Native-Access: ALL-UNNAMED of an executable jar)");
-        }
-        try {
-            return new NativeFiles(Linker.nativeLinker().defaultLookup(), Linker.nativeLinker(), calls, directoryFlag,
-                    modeOffset);
-        } catch (IllegalArgumentException | UnsupportedOperationException | IllegalCallerException e) {
-            return unavailable(e.getMessage());
-        }
-    }
-
-    private static NativeFiles unavailable(String why) {
-        LOG.info("Reading host files through java.io/NIO, not natively: {}", why);
-        return null;
-    }
-
-    /** A scan starts on this thread: directories it lists keep their descriptors until {@link #scanEnded}. */
-    void scanStarted() {
-        scratch.get().scans++;
-    }
-
-    /** The scan that started last on this thread ended: the last one to end closes every kept descriptor. */
-    void scanEnded() {
-        Scratch s = scratch.get();
-        if (s.scans > 0 && --s.scans == 0) {
-            s.release();
-        }
-    }
-
-    /** What reads the default file system, in words, for the start line. */
-    static String describe(NativeFiles reader) {
-        return reader == null ? "java.io/NIO"
-                : "native (java.lang.foreign: syscall openat, fstat, newfstatat, read, readlinkat, getdents64, close)";
-    }
-
-    private static MemorySegment find(SymbolLookup libc, String name) {
-        Optional<MemorySegment> symbol = libc.find(name);
-        if (symbol.isEmpty()) {
-            throw new IllegalArgumentException("the C library has no " + name);
-        }
-        return symbol.get();
-    }
-
-    /** Native buffers and link names of one thread: used by one call at a time. */
+    /** Native buffers and what the reader remembers: used by one call at a time. */
     private final class Scratch {
         final MemorySegment path;
         final MemorySegment data;
@@ -311,8 +177,8 @@ final class NativeFiles {
          */
         int atFd = AT_FDCWD;
         long atAddress;
-        /** How many scans run on this thread ({@link #scanStarted}); descriptors are kept only while one does. */
-        int scans;
+        /** Whether a scan round holds this reader ({@link #round}); descriptors are kept only while one does. */
+        boolean keeping;
         /** Directories listed in this thread's scan, and their open descriptors (-1: free slot). */
         final String[] keptDirs = new String[KEPT];
         final int[] keptFds = {-1, -1, -1, -1};
@@ -338,7 +204,7 @@ final class NativeFiles {
         Scratch() {
             Arena arena = Arena.ofAuto();
             path = arena.allocate(PATH_BYTES);
-            data = arena.allocate(AttributeFiles.MAX_BYTES + 1L);
+            data = arena.allocate(MAX_BYTES + 1L);
             stat = arena.allocate(STAT_BYTES, 8);
             state = arena.allocate(stateBytes, 8);
             dirents = arena.allocate(DIRENT_BYTES, 8);
@@ -422,7 +288,7 @@ final class NativeFiles {
                 atFd = dirAtFd;
                 atAddress = pathAddress + dirAtOffset;
             }
-            if (again && scans > 0 && dir != deviceDir && dir != deviceRefused
+            if (again && keeping && dir != deviceDir && dir != deviceRefused
                     && atAddress != pathAddress + dirEnd && dir.charAt(dir.length() - 1) != '/') {
                 openDevice(dir);
             }
@@ -473,7 +339,7 @@ final class NativeFiles {
         private void under(String dir) {
             atFd = AT_FDCWD;
             atAddress = pathAddress;
-            if (scans == 0) {
+            if (!keeping) {
                 return;
             }
             if (dir == deviceDir) {
@@ -607,16 +473,13 @@ final class NativeFiles {
         }
     }
 
-    private Scratch newScratch() {
-        return new Scratch();
-    }
-
     /**
      * The text of the regular file {@code dir/name} (or {@code dir} itself when {@code name} is null), as
-     * {@link AttributeFiles#read(java.nio.file.Path)} answers it; null when the NIO way must answer.
+     * {@code HostFiles.read} answers it; null when the NIO way must answer.
      */
-    String read(String dir, String name, boolean strip) throws IOException {
-        Scratch s = scratch.get();
+    @Override
+    public String read(String dir, String name, boolean strip) throws IOException {
+        Scratch s = scratch;
         if (!s.encode(dir, name)) {
             return null;
         }
@@ -633,7 +496,7 @@ final class NativeFiles {
             }
             int type = s.stat.get(ValueLayout.JAVA_INT, modeOffset) & S_IFMT;
             if (type != S_IFREG) {
-                throw new AttributeFiles.NotRegularFileException(joined(dir, name), kind(type));
+                throw new NotRegular(joined(dir, name), kind(type));
             }
             long size = s.stat.get(ValueLayout.JAVA_LONG, SIZE_OFFSET);
             boolean kernfsText = size == pageSize && s.stat.get(ValueLayout.JAVA_LONG, BLOCKS_OFFSET) == 0;
@@ -651,8 +514,8 @@ final class NativeFiles {
                 }
                 boolean first = length == 0;
                 length += (int) n;
-                if (length > AttributeFiles.MAX_BYTES) {
-                    throw new IOException(last(dir, name) + " is larger than " + AttributeFiles.MAX_BYTES + " bytes");
+                if (length > MAX_BYTES) {
+                    throw new IOException(last(dir, name) + " is larger than " + MAX_BYTES + " bytes");
                 }
                 if ((size > 0 && length >= size)
                         || (kernfsText && first && n < pageSize && s.data.get(ValueLayout.JAVA_BYTE, n - 1) == '\n')) {
@@ -664,28 +527,19 @@ final class NativeFiles {
         }
         byte[] bytes = length <= s.text.length ? s.text : new byte[length];
         MemorySegment.copy(s.data, ValueLayout.JAVA_BYTE, 0, bytes, 0, length);
-        return AttributeFiles.decode(bytes, length, strip);
+        return texts.decode(bytes, length, strip);
     }
 
     /**
-     * The last component of the text of the link {@code dir/name}, as {@link AttributeFiles#linkName} answers it;
-     * a short name is the string {@link KnownTexts} keeps for it. Null when the NIO way must answer.
+     * The last component of the text of the link {@code dir/entry/name} ({@code dir/name} without an entry), written
+     * into the path segment part by part: a bus entry's {@code driver} read without the {@code entry/driver} text a
+     * join would make for every function; a short name is the string the reader's {@link KnownTexts} keep for it.
+     * Null when the NIO way must answer.
      */
-    String linkName(String dir, String name) throws IOException {
-        Scratch s = scratch.get();
-        if (!s.encode(dir, name)) {
-            return null;
-        }
-        return linkName(s, dir, null, name);
-    }
-
-    /**
-     * {@link #linkName(String, String)} of {@code dir/entry/name}, written into the path segment part by part: a bus
-     * entry's {@code driver} read without the {@code entry/driver} text a join would make for every function.
-     */
-    String linkName(String dir, String entry, String name) throws IOException {
-        Scratch s = scratch.get();
-        if (!s.encode(dir, entry, name)) {
+    @Override
+    public String linkName(String dir, String entry, String name) throws IOException {
+        Scratch s = scratch;
+        if (entry == null ? !s.encode(dir, name) : !s.encode(dir, entry, name)) {
             return null;
         }
         return linkName(s, dir, entry, name);
@@ -744,20 +598,21 @@ final class NativeFiles {
         return known(s, s.dirents, from, end);
     }
 
-    /** The name at {@code segment[from, end)}, as {@link KnownTexts} keeps it. */
-    private static String known(Scratch s, MemorySegment segment, int from, int end) {
+    /** The name at {@code segment[from, end)}, as the reader's {@link KnownTexts} keep it. */
+    private String known(Scratch s, MemorySegment segment, int from, int end) {
         int length = end - from;
         MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, from, s.text, 0, length);
-        String known = KnownTexts.of(s.text, 0, length);
+        String known = texts.of(s.text, 0, length);
         return known != null ? known : new String(s.text, 0, length, StandardCharsets.US_ASCII);
     }
 
     /**
      * The entry names of the directory {@code dir} (or {@code dir/name}), in directory order, as
-     * {@link AttributeFiles#list} gives them.
+     * {@code HostFiles.list} gives them.
      */
-    List<String> list(String dir, String name) throws IOException {
-        Scratch s = scratch.get();
+    @Override
+    public List<String> list(String dir, String name) throws IOException {
+        Scratch s = scratch;
         if (!s.encode(dir, name)) {
             return null;
         }
@@ -807,7 +662,7 @@ final class NativeFiles {
                         s.text[length++] = b;
                     }
                     if (!(length == 1 && s.text[0] == '.') && !(length == 2 && s.text[0] == '.' && s.text[1] == '.')) {
-                        String known = KnownTexts.of(s.text, 0, length);
+                        String known = texts.of(s.text, 0, length);
                         if (count == s.listed.length) {
                             s.listed = Arrays.copyOf(s.listed, count * 2);
                         }
@@ -818,7 +673,7 @@ final class NativeFiles {
                 }
             }
             List<String> names = Collections.unmodifiableList(Arrays.asList(Arrays.copyOf(s.listed, count)));
-            if (s.scans > 0 && name == null) {
+            if (s.keeping && name == null) {
                 s.keep(dir, fd); // the scan's next calls below this directory go relative to it
                 fd = -1;
             }
@@ -837,8 +692,9 @@ final class NativeFiles {
      * {@code exists} answer false for every failure, so no errno is needed); -1 when the NIO way must answer (a
      * path that is not plain ASCII).
      */
-    int type(String dir, String name, boolean follow) {
-        Scratch s = scratch.get();
+    @Override
+    public int type(String dir, String name, boolean follow) {
+        Scratch s = scratch;
         if (!s.encode(dir, name)) {
             return -1;
         }
@@ -892,7 +748,7 @@ final class NativeFiles {
     /** One {@code read(2)}; after a failure {@link Scratch#errno()} says why. */
     private long read(int fd, Scratch s, int length) throws IOException {
         long address = s.dataAddress + length;
-        long count = AttributeFiles.MAX_BYTES + 1 - length;
+        long count = MAX_BYTES + 1 - length;
         try {
             long n = (long) sys.invokeExact(nr.read(), (long) fd, address, count, 0L);
             // again, to learn why: a new read (class comment), whose outcome is the answer

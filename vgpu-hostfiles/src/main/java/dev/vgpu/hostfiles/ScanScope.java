@@ -1,11 +1,12 @@
-package dev.vgpu.core.spi;
+package dev.vgpu.hostfiles;
 
 import java.util.function.Function;
 
 /**
  * A memo that lives for one scan, so that sources reading the same file of the same host in that scan read it
- * once and see one answer. Every source of a scan gets the same {@link Host}, hence the same scope; the next scan
- * gets a fresh one ({@link Host#forScan()}), so nothing read in one scan is ever seen by another.
+ * once and see one answer, and the owner of that scan's read buffers ({@link HostFiles}). Every source of a scan gets
+ * the same scope (core's {@code Host.scanScope()}); the next scan gets a fresh one, so nothing read in one scan is
+ * ever seen by another.
  *
  * <p>Use a key type private to your module (a record holding what identifies the read, e.g. the file's
  * {@code Path}), so that no other module's key can equal yours and each key type always maps to one value type.
@@ -21,7 +22,8 @@ import java.util.function.Function;
  * <p>Implementations are safe for concurrent use. {@link #fresh()} computes each key at most once while the
  * computation returns a value: concurrent callers of one key wait for the first one's answer, different keys do
  * not wait for each other, and a computation may itself use the scope for other keys. {@link #none()} keeps
- * nothing: every call computes (what a {@link Host} without a scope, such as {@link Host#of}, gives sources).
+ * nothing: every call computes (what a host tied to no scan gives sources). A scan round
+ * ({@link HostFiles#openRound}) is a fresh scope that its thread holds open for the whole scan.
  */
 public interface ScanScope {
 

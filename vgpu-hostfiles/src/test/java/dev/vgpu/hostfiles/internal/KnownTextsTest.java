@@ -1,4 +1,4 @@
-package dev.vgpu.core.spi;
+package dev.vgpu.hostfiles.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -15,9 +15,11 @@ import org.junit.jupiter.api.Test;
 /** The table of short ASCII texts the readers hand out again: equal texts, never a wrong one, under any load. */
 class KnownTextsTest {
 
-    private static String of(String text) {
+    private final KnownTexts texts = new KnownTexts();
+
+    private String of(String text) {
         byte[] bytes = ("[" + text + "]").getBytes(StandardCharsets.ISO_8859_1);
-        return KnownTexts.of(bytes, 1, bytes.length - 1);
+        return texts.of(bytes, 1, bytes.length - 1);
     }
 
     @Test
@@ -38,7 +40,7 @@ class KnownTextsTest {
     void longOrNonAsciiTextsAreLeftToTheCaller() {
         byte[] utf8 = "GRID \u00e9".getBytes(StandardCharsets.UTF_8);
 
-        assertThat(KnownTexts.of(utf8, 0, utf8.length)).isNull();
+        assertThat(texts.of(utf8, 0, utf8.length)).isNull();
         assertThat(of("x".repeat(KnownTexts.MAX_LONG_LENGTH + 1))).isNull();
     }
 
@@ -46,11 +48,11 @@ class KnownTextsTest {
     void readersDecodeLikeBeforeWhateverTheTableHolds() {
         byte[] text = "  0x10de\n".getBytes(StandardCharsets.US_ASCII);
 
-        assertThat(AttributeFiles.decode(text, text.length, true)).isEqualTo("0x10de")
-                .isSameAs(AttributeFiles.decode(text, text.length, true));
-        assertThat(AttributeFiles.decode(text, text.length, false)).isEqualTo("  0x10de\n");
+        assertThat(texts.decode(text, text.length, true)).isEqualTo("0x10de")
+                .isSameAs(texts.decode(text, text.length, true));
+        assertThat(texts.decode(text, text.length, false)).isEqualTo("  0x10de\n");
         byte[] odd = {'G', (byte) 0xff, '\n'};
-        assertThat(AttributeFiles.decode(odd, odd.length, true)).isEqualTo("G\ufffd");
+        assertThat(texts.decode(odd, odd.length, true)).isEqualTo("G\ufffd");
     }
 
     @Test

@@ -1,4 +1,4 @@
-package dev.vgpu.core.spi;
+package dev.vgpu.hostfiles;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -7,7 +7,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 /**
- * Which reader {@link AttributeFilesTest} and the sysfs contracts ran against: the native one exactly when the
+ * Which reader {@link HostFilesTest} and the sysfs contracts ran against: the native one exactly when the
  * runtime is Java 22 or later and the classes come from the multi-release jar (a class directory has no versioned
  * classes), since the build grants native access on Java 22 and later. Without this a broken overlay would pass
  * every contract unnoticed, on the NIO reader.
@@ -16,11 +16,11 @@ class ReaderInUseTest {
 
     @Test
     void theNativeReaderRunsExactlyFromTheJarOnJava22AndLater() throws URISyntaxException {
-        Path codeSource = Path.of(AttributeFiles.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        Path codeSource = Path.of(HostFiles.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         boolean fromJar = codeSource.getFileName().toString().endsWith(".jar");
         boolean nativeExpected = fromJar && Runtime.version().feature() >= 22;
 
-        assertThat(AttributeFiles.implementation()).as("reader of %s on Java %s", codeSource, Runtime.version())
+        assertThat(HostFiles.load().describe()).as("reader of %s on Java %s", codeSource, Runtime.version())
                 .startsWith(nativeExpected ? "native" : "java.io/NIO");
     }
 }

@@ -1,4 +1,4 @@
-package dev.vgpu.core.spi;
+package dev.vgpu.hostfiles;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -25,7 +25,10 @@ import org.junit.jupiter.api.io.TempDir;
  * whose native reader then answers ({@link ReaderInUseTest} checks which one ran; docs/BUILD.md).
  */
 @Timeout(value = 20, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-class AttributeFilesTest {
+class HostFilesTest {
+
+    /** The reader under contract: the best this runtime offers (native from the jar on Java 22 and later). */
+    static final HostFiles FILES = HostFiles.load();
 
     @TempDir
     Path dir;
@@ -34,16 +37,16 @@ class AttributeFilesTest {
     void readsASmallFileAsUtf8WithReplacementForGarbage() throws IOException {
         Files.write(dir.resolve("name"), new byte[] {'G', 'R', 'I', 'D', (byte) 0xff, '\n'});
 
-        assertThat(AttributeFiles.read(dir.resolve("name"))).isEqualTo("GRID\ufffd\n");
+        assertThat(FILES.read(dir.resolve("name"))).isEqualTo("GRID\ufffd\n");
     }
 
     @Test
     void readsExactlyTheLimitAndRefusesOneByteMore() throws IOException {
-        Files.writeString(dir.resolve("full"), "1".repeat(AttributeFiles.MAX_BYTES));
-        Files.writeString(dir.resolve("over"), "1".repeat(AttributeFiles.MAX_BYTES + 1));
+        Files.writeString(dir.resolve("full"), "1".repeat(HostFiles.MAX_BYTES));
+        Files.writeString(dir.resolve("over"), "1".repeat(HostFiles.MAX_BYTES + 1));
 
-        assertThat(AttributeFiles.read(dir.resolve("full"))).hasSize(AttributeFiles.MAX_BYTES);
-        assertThatThrownBy(() -> AttributeFiles.read(dir.resolve("over"))).isInstanceOf(IOException.class)
+        assertThat(FILES.read(dir.resolve("full"))).hasSize(HostFiles.MAX_BYTES);
+        assertThatThrownBy(() -> FILES.read(dir.resolve("over"))).isInstanceOf(IOException.class)
                 .hasMessage("over is larger than 65536 bytes");
     }
 
@@ -55,18 +58,18 @@ class AttributeFilesTest {
         assertThat(mkfifo.exitValue()).isZero();
         Files.createSymbolicLink(dir.resolve("link"), fifo.getFileName());
 
-        assertThatThrownBy(() -> AttributeFiles.read(fifo)).isInstanceOf(AttributeFiles.NotRegularFileException.class)
+        assertThatThrownBy(() -> FILES.read(fifo)).isInstanceOf(NotRegularFileException.class)
                 .hasMessageContaining("current_vgpu_type").hasMessageEndingWith("is a FIFO, not a regular file");
-        assertThatThrownBy(() -> AttributeFiles.read(dir.resolve("link")))
-                .isInstanceOf(AttributeFiles.NotRegularFileException.class).hasMessageContaining("FIFO");
+        assertThatThrownBy(() -> FILES.read(dir.resolve("link")))
+                .isInstanceOf(NotRegularFileException.class).hasMessageContaining("FIFO");
     }
 
     @Test
     void aLinkToADeviceNodeIsRefused() throws IOException {
         Files.createSymbolicLink(dir.resolve("vendor"), Path.of("/dev/zero"));
 
-        assertThatThrownBy(() -> AttributeFiles.read(dir.resolve("vendor")))
-                .isInstanceOf(AttributeFiles.NotRegularFileException.class)
+        assertThatThrownBy(() -> FILES.read(dir.resolve("vendor")))
+                .isInstanceOf(NotRegularFileException.class)
                 .hasMessageEndingWith("is a character device, not a regular file");
     }
 
@@ -74,8 +77,8 @@ class AttributeFilesTest {
     void aDirectoryIsRefused() throws IOException {
         Files.createDirectories(dir.resolve("creatable_vgpu_types"));
 
-        assertThatThrownBy(() -> AttributeFiles.read(dir.resolve("creatable_vgpu_types")))
-                .isInstanceOf(AttributeFiles.NotRegularFileException.class).hasMessageContaining("a directory");
+        assertThatThrownBy(() -> FILES.read(dir.resolve("creatable_vgpu_types")))
+                .isInstanceOf(NotRegularFileException.class).hasMessageContaining("a directory");
     }
 
     @Test
@@ -84,8 +87,8 @@ class AttributeFilesTest {
         Files.createSymbolicLink(dir.resolve("b"), Path.of("a"));
         Files.createSymbolicLink(dir.resolve("dangling"), Path.of("nowhere"));
 
-        assertThatThrownBy(() -> AttributeFiles.read(dir.resolve("a"))).isInstanceOf(IOException.class);
-        assertThatThrownBy(() -> AttributeFiles.read(dir.resolve("dangling"))).isInstanceOf(NoSuchFileException.class);
+        assertThatThrownBy(() -> FILES.read(dir.resolve("a"))).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> FILES.read(dir.resolve("dangling"))).isInstanceOf(NoSuchFileException.class);
     }
 
     @Test
@@ -95,9 +98,9 @@ class AttributeFilesTest {
             Files.writeString(root.resolve("numa_node"), "1\n");
             Files.createDirectories(root.resolve("dir"));
 
-            assertThat(AttributeFiles.read(root.resolve("numa_node"))).isEqualTo("1\n");
-            assertThatThrownBy(() -> AttributeFiles.read(root.resolve("dir")))
-                    .isInstanceOf(AttributeFiles.NotRegularFileException.class);
+            assertThat(FILES.read(root.resolve("numa_node"))).isEqualTo("1\n");
+            assertThatThrownBy(() -> FILES.read(root.resolve("dir")))
+                    .isInstanceOf(NotRegularFileException.class);
         }
     }
 
@@ -105,20 +108,20 @@ class AttributeFilesTest {
     void aScanScopeReadGivesTheSameTextsAsAReadOfItsOwn() throws IOException {
         ScanScope scope = ScanScope.fresh();
         String[] contents = {"", "0x10de\n", " \t12 \n", "GRID\u2003A100-4C\u2003\n", "\u001f7\u000b",
-            "x".repeat(4096), "y".repeat(4097), "z".repeat(20_000), "1".repeat(AttributeFiles.MAX_BYTES), "short\n"};
+            "x".repeat(4096), "y".repeat(4097), "z".repeat(20_000), "1".repeat(HostFiles.MAX_BYTES), "short\n"};
         for (int round = 0; round < 2; round++) {
             for (int i = 0; i < contents.length; i++) {
                 Path file = dir.resolve("a" + i);
                 Files.writeString(file, contents[i]);
-                assertThat(AttributeFiles.read(file, scope)).isEqualTo(contents[i]).isEqualTo(AttributeFiles.read(file));
-                assertThat(AttributeFiles.readStripped(file, scope)).isEqualTo(contents[i].strip());
-                assertThat(AttributeFiles.readStripped(file, ScanScope.none())).isEqualTo(contents[i].strip());
+                assertThat(FILES.read(file, scope)).isEqualTo(contents[i]).isEqualTo(FILES.read(file));
+                assertThat(FILES.readStripped(file, scope)).isEqualTo(contents[i].strip());
+                assertThat(FILES.readStripped(file, ScanScope.none())).isEqualTo(contents[i].strip());
             }
         }
-        Files.writeString(dir.resolve("over"), "1".repeat(AttributeFiles.MAX_BYTES + 1));
-        assertThatThrownBy(() -> AttributeFiles.read(dir.resolve("over"), scope)).isInstanceOf(IOException.class)
+        Files.writeString(dir.resolve("over"), "1".repeat(HostFiles.MAX_BYTES + 1));
+        assertThatThrownBy(() -> FILES.read(dir.resolve("over"), scope)).isInstanceOf(IOException.class)
                 .hasMessage("over is larger than 65536 bytes");
-        assertThat(AttributeFiles.read(dir.resolve("a1"), scope)).isEqualTo("0x10de\n");
+        assertThat(FILES.read(dir.resolve("a1"), scope)).isEqualTo("0x10de\n");
     }
 
     /**
@@ -130,24 +133,24 @@ class AttributeFilesTest {
      */
     @Test
     void filesAroundAPageAndHolesReadWhole() throws IOException {
-        int[] sizes = {0, 1, 4095, 4096, 4097, 8191, 8192, 8193, 65535, AttributeFiles.MAX_BYTES};
+        int[] sizes = {0, 1, 4095, 4096, 4097, 8191, 8192, 8193, 65535, HostFiles.MAX_BYTES};
         ScanScope scope = ScanScope.fresh();
         for (int size : sizes) {
             Path file = dir.resolve("f" + size);
             String content = "0123456789abcdef\n".repeat(size / 17 + 1).substring(0, size);
             Files.writeString(file, content);
 
-            assertThat(AttributeFiles.read(file)).as("%d bytes", size).isEqualTo(content);
-            assertThat(AttributeFiles.read(dir, file.getFileName().toString(), scope)).as("%d bytes", size)
+            assertThat(FILES.read(file)).as("%d bytes", size).isEqualTo(content);
+            assertThat(FILES.read(dir, file.getFileName().toString(), scope)).as("%d bytes", size)
                     .isEqualTo(content);
         }
-        for (int size : new int[] {1, 4096, 8192, AttributeFiles.MAX_BYTES}) {
+        for (int size : new int[] {1, 4096, 8192, HostFiles.MAX_BYTES}) {
             Path hole = dir.resolve("hole" + size);
             try (java.io.RandomAccessFile file = new java.io.RandomAccessFile(hole.toFile(), "rw")) {
                 file.setLength(size);
             }
 
-            assertThat(AttributeFiles.read(hole, scope)).as("a hole of %d bytes", size).isEqualTo("\0".repeat(size));
+            assertThat(FILES.read(hole, scope)).as("a hole of %d bytes", size).isEqualTo("\0".repeat(size));
         }
         Path tail = dir.resolve("tail");
         try (java.io.RandomAccessFile file = new java.io.RandomAccessFile(tail.toFile(), "rw")) {
@@ -155,7 +158,7 @@ class AttributeFilesTest {
             file.seek(4095);
             file.write('\n');
         }
-        assertThat(AttributeFiles.read(tail, scope)).isEqualTo("\0".repeat(4095) + "\n");
+        assertThat(FILES.read(tail, scope)).isEqualTo("\0".repeat(4095) + "\n");
     }
 
     /**
@@ -174,7 +177,7 @@ class AttributeFilesTest {
         }
         for (Path attribute : attributes) {
             assertThat(Files.size(attribute)).as("%s reports a page", attribute).isEqualTo(4096);
-            assertThat(AttributeFiles.read(attribute, ScanScope.fresh())).as(attribute.toString())
+            assertThat(FILES.read(attribute, ScanScope.fresh())).as(attribute.toString())
                     .isEqualTo(new String(Files.readAllBytes(attribute), java.nio.charset.StandardCharsets.US_ASCII));
         }
     }
@@ -196,7 +199,7 @@ class AttributeFilesTest {
             assertThat(new java.io.BufferedReader(new java.io.InputStreamReader(cat.getInputStream(),
                     java.nio.charset.StandardCharsets.US_ASCII)).readLine()).isEqualTo("ready");
             java.util.List<String> mappings = Files.readAllLines(proc.resolve("maps"));
-            String smaps = AttributeFiles.read(proc.resolve("smaps"), ScanScope.fresh());
+            String smaps = FILES.read(proc.resolve("smaps"), ScanScope.fresh());
 
             assertThat(Files.size(proc.resolve("smaps"))).isZero();
             assertThat(smaps.length()).as("several pages, so one read cannot hold it").isGreaterThan(3 * 4096);
@@ -215,7 +218,7 @@ class AttributeFilesTest {
      */
     @Test
     void aReadThatFailsSaysWhy() {
-        assertThatThrownBy(() -> AttributeFiles.read(Path.of("/proc/self/mem"), ScanScope.fresh()))
+        assertThatThrownBy(() -> FILES.read(Path.of("/proc/self/mem"), ScanScope.fresh()))
                 .isInstanceOf(IOException.class).hasMessage("mem cannot be read: Input/output error");
     }
 
@@ -233,7 +236,7 @@ class AttributeFilesTest {
                 answers.add(pool.submit(() -> {
                     for (int round = 0; round < 200; round++) {
                         int i = round % files;
-                        if (!AttributeFiles.read(dir.resolve("f" + i), scope)
+                        if (!FILES.read(dir.resolve("f" + i), scope)
                                 .equals(Integer.toString(i).repeat(100 + 500 * i))) {
                             return false;
                         }
@@ -256,8 +259,8 @@ class AttributeFilesTest {
         assertThat(mkfifo.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(mkfifo.exitValue()).isZero();
 
-        assertThatThrownBy(() -> AttributeFiles.readStripped(fifo, ScanScope.fresh()))
-                .isInstanceOf(AttributeFiles.NotRegularFileException.class)
+        assertThatThrownBy(() -> FILES.readStripped(fifo, ScanScope.fresh()))
+                .isInstanceOf(NotRegularFileException.class)
                 .hasMessageEndingWith("is a FIFO, not a regular file");
     }
 
@@ -268,8 +271,8 @@ class AttributeFilesTest {
                 java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
             server.bind(java.net.UnixDomainSocketAddress.of(socket));
 
-            assertThatThrownBy(() -> AttributeFiles.read(socket))
-                    .isInstanceOf(AttributeFiles.NotRegularFileException.class)
+            assertThatThrownBy(() -> FILES.read(socket))
+                    .isInstanceOf(NotRegularFileException.class)
                     .hasMessageEndingWith("is a socket, not a regular file");
         }
     }
@@ -279,7 +282,7 @@ class AttributeFilesTest {
         Files.writeString(dir.resolve("vendor"), "0x10de\n");
 
         // ENOTDIR: Java 17's NIO says "Not a directory", later ones NoSuchFileException; both readers say what it says
-        assertThatThrownBy(() -> AttributeFiles.read(dir.resolve("vendor"), "x", ScanScope.none()))
+        assertThatThrownBy(() -> FILES.read(dir.resolve("vendor"), "x", ScanScope.none()))
                 .isInstanceOf(java.nio.file.FileSystemException.class)
                 .hasMessageStartingWith(dir.resolve("vendor/x").toString());
     }
@@ -288,7 +291,7 @@ class AttributeFilesTest {
     void missingFilesNameTheFullPath() {
         Path device = dir.resolve("0000:1b:00.4");
 
-        assertThatThrownBy(() -> AttributeFiles.read(device, "nvidia/current_vgpu_type", ScanScope.none()))
+        assertThatThrownBy(() -> FILES.read(device, "nvidia/current_vgpu_type", ScanScope.none()))
                 .isInstanceOf(NoSuchFileException.class)
                 .hasMessage(device.resolve("nvidia/current_vgpu_type").toString());
     }
@@ -300,47 +303,47 @@ class AttributeFilesTest {
         Path device = Files.createDirectories(dir.resolve("0000:1b:00.4"));
         Path attribute = device.resolve("gpu_instance_id");
         for (int round = 0; round < 3; round++) {
-            assertThatThrownBy(() -> AttributeFiles.read(device, "gpu_instance_id", ScanScope.none()))
+            assertThatThrownBy(() -> FILES.read(device, "gpu_instance_id", ScanScope.none()))
                     .isInstanceOf(NoSuchFileException.class).hasMessage(attribute.toString())
                     .extracting(e -> ((NoSuchFileException) e).getFile()).isEqualTo(attribute.toString());
         }
         Files.writeString(attribute, "3\n");
         for (int round = 0; round < 2; round++) {
-            assertThat(AttributeFiles.readStripped(device, "gpu_instance_id", ScanScope.none())).isEqualTo("3");
+            assertThat(FILES.readStripped(device, "gpu_instance_id", ScanScope.none())).isEqualTo("3");
         }
         Files.delete(attribute);
-        assertThatThrownBy(() -> AttributeFiles.read(device, "gpu_instance_id", ScanScope.none()))
+        assertThatThrownBy(() -> FILES.read(device, "gpu_instance_id", ScanScope.none()))
                 .isInstanceOf(NoSuchFileException.class).hasMessage(attribute.toString());
         Files.createDirectory(attribute);
-        assertThatThrownBy(() -> AttributeFiles.read(device, "gpu_instance_id", ScanScope.none()))
-                .isInstanceOf(AttributeFiles.NotRegularFileException.class);
+        assertThatThrownBy(() -> FILES.read(device, "gpu_instance_id", ScanScope.none()))
+                .isInstanceOf(NotRegularFileException.class);
 
         Path driver = device.resolve("driver");
         for (int round = 0; round < 3; round++) {
-            assertThatThrownBy(() -> AttributeFiles.linkName(dir, "0000:1b:00.4", "driver"))
+            assertThatThrownBy(() -> FILES.linkName(dir, "0000:1b:00.4", "driver", ScanScope.none()))
                     .isInstanceOf(NoSuchFileException.class).hasMessage(driver.toString())
                     .extracting(e -> ((NoSuchFileException) e).getFile()).isEqualTo(driver.toString());
         }
         Files.createSymbolicLink(driver, Path.of("../../../bus/pci/drivers/vfio-pci"));
-        assertThat(AttributeFiles.linkName(dir, "0000:1b:00.4", "driver")).isEqualTo("vfio-pci");
-        assertThat(AttributeFiles.linkName(device, "driver")).isEqualTo("vfio-pci");
+        assertThat(FILES.linkName(dir, "0000:1b:00.4", "driver", ScanScope.none())).isEqualTo("vfio-pci");
+        assertThat(FILES.linkName(device, "driver", ScanScope.none())).isEqualTo("vfio-pci");
         Files.delete(driver);
         Files.writeString(driver, "not a link\n");
         for (int round = 0; round < 2; round++) {
-            assertThatThrownBy(() -> AttributeFiles.linkName(dir, "0000:1b:00.4", "driver"))
+            assertThatThrownBy(() -> FILES.linkName(dir, "0000:1b:00.4", "driver", ScanScope.none()))
                     .isInstanceOf(java.nio.file.NotLinkException.class).hasMessageContaining("driver");
         }
         Files.delete(driver);
-        assertThatThrownBy(() -> AttributeFiles.linkName(device, "driver")).isInstanceOf(NoSuchFileException.class)
+        assertThatThrownBy(() -> FILES.linkName(device, "driver", ScanScope.none())).isInstanceOf(NoSuchFileException.class)
                 .hasMessage(driver.toString());
 
         Path vfioDev = device.resolve("vfio-dev");
         for (int round = 0; round < 2; round++) {
-            assertThatThrownBy(() -> AttributeFiles.list(vfioDev)).isInstanceOf(NoSuchFileException.class)
+            assertThatThrownBy(() -> FILES.list(vfioDev, ScanScope.none())).isInstanceOf(NoSuchFileException.class)
                     .hasMessage(vfioDev.toString());
         }
         Files.createDirectories(vfioDev.resolve("vfio3"));
-        assertThat(AttributeFiles.list(vfioDev)).containsExactly("vfio3");
+        assertThat(FILES.list(vfioDev, ScanScope.none())).containsExactly("vfio3");
     }
 
     @Test
@@ -352,7 +355,7 @@ class AttributeFilesTest {
         for (int round = 0; round < 2; round++) {
             for (int i = 0; i < count; i++) {
                 String name = "missing" + i;
-                assertThatThrownBy(() -> AttributeFiles.read(device, name, ScanScope.none()))
+                assertThatThrownBy(() -> FILES.read(device, name, ScanScope.none()))
                         .isInstanceOf(NoSuchFileException.class).hasMessage(device.resolve(name).toString());
             }
         }
@@ -362,9 +365,9 @@ class AttributeFilesTest {
         for (int i = 0; i < count; i++) {
             String name = "missing" + i;
             if (i % 2 == 0) {
-                assertThat(AttributeFiles.readStripped(device, name, ScanScope.none())).isEqualTo(String.valueOf(i));
+                assertThat(FILES.readStripped(device, name, ScanScope.none())).isEqualTo(String.valueOf(i));
             } else {
-                assertThatThrownBy(() -> AttributeFiles.read(device, name, ScanScope.none()))
+                assertThatThrownBy(() -> FILES.read(device, name, ScanScope.none()))
                         .isInstanceOf(NoSuchFileException.class).hasMessage(device.resolve(name).toString());
             }
         }
@@ -375,8 +378,8 @@ class AttributeFilesTest {
         Path odd = Files.createDirectories(dir.resolve("typ\u00e9"));
         Files.writeString(odd.resolve("name"), "GRID \u00e9\n");
 
-        assertThat(AttributeFiles.readStripped(odd, "name", ScanScope.fresh())).isEqualTo("GRID \u00e9");
-        assertThat(AttributeFiles.list(dir)).containsExactly("typ\u00e9");
+        assertThat(FILES.readStripped(odd, "name", ScanScope.fresh())).isEqualTo("GRID \u00e9");
+        assertThat(FILES.list(dir, ScanScope.none())).containsExactly("typ\u00e9");
     }
 
     @Test
@@ -388,20 +391,20 @@ class AttributeFilesTest {
         Files.createSymbolicLink(device.resolve("b"), Path.of("a"));
 
         for (int round = 0; round < 3; round++) {
-            assertThat(AttributeFiles.linkName(device, "driver")).isEqualTo("nvidia");
+            assertThat(FILES.linkName(device, "driver", ScanScope.none())).isEqualTo("nvidia");
         }
-        assertThat(AttributeFiles.linkName(device, "iommu_group")).isEqualTo("41");
-        assertThat(AttributeFiles.linkName(device, "a")).isEqualTo("b");
-        assertThat(AttributeFiles.linkName(dir, "0000:1b:00.4/driver")).isEqualTo("nvidia");
+        assertThat(FILES.linkName(device, "iommu_group", ScanScope.none())).isEqualTo("41");
+        assertThat(FILES.linkName(device, "a", ScanScope.none())).isEqualTo("b");
+        assertThat(FILES.linkName(dir, "0000:1b:00.4/driver", ScanScope.none())).isEqualTo("nvidia");
         // In three parts, the entry as a listing names it: the same answers.
         for (int round = 0; round < 3; round++) {
-            assertThat(AttributeFiles.linkName(dir, "0000:1b:00.4", "driver")).isEqualTo("nvidia");
+            assertThat(FILES.linkName(dir, "0000:1b:00.4", "driver", ScanScope.none())).isEqualTo("nvidia");
         }
-        assertThat(AttributeFiles.linkName(dir, "0000:1b:00.4", "iommu_group")).isEqualTo("41");
+        assertThat(FILES.linkName(dir, "0000:1b:00.4", "iommu_group", ScanScope.none())).isEqualTo("41");
         // An entry the native path cannot encode (not ASCII) is read the NIO way, with the same answer.
         Path odd = Files.createDirectories(dir.resolve("typ\u00e9"));
         Files.createSymbolicLink(odd.resolve("driver"), Path.of("../drivers/vfio-pci"));
-        assertThat(AttributeFiles.linkName(dir, "typ\u00e9", "driver")).isEqualTo("vfio-pci");
+        assertThat(FILES.linkName(dir, "typ\u00e9", "driver", ScanScope.none())).isEqualTo("vfio-pci");
     }
 
     @Test
@@ -414,23 +417,23 @@ class AttributeFilesTest {
         assertThat(ln.exitValue()).isZero();
         Files.createSymbolicLink(device.resolve("odd"), Path.of("../bus/dri\nver"));
 
-        assertThatThrownBy(() -> AttributeFiles.linkName(device, "driver")).isInstanceOf(NoSuchFileException.class)
+        assertThatThrownBy(() -> FILES.linkName(device, "driver", ScanScope.none())).isInstanceOf(NoSuchFileException.class)
                 .hasMessage(device.resolve("driver").toString());
-        assertThatThrownBy(() -> AttributeFiles.linkName(device, "vendor"))
+        assertThatThrownBy(() -> FILES.linkName(device, "vendor", ScanScope.none()))
                 .isInstanceOf(java.nio.file.NotLinkException.class);
-        assertThatThrownBy(() -> AttributeFiles.linkName(device, "physfn")).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> FILES.linkName(device, "physfn", ScanScope.none())).isInstanceOf(IOException.class)
                 .hasMessage("physfn link text \"../\" has no last component");
-        assertThat(AttributeFiles.linkName(device, "odd")).isEqualTo("dri\nver");
+        assertThat(FILES.linkName(device, "odd", ScanScope.none())).isEqualTo("dri\nver");
 
         // The same failures in three parts, naming the same file.
-        assertThatThrownBy(() -> AttributeFiles.linkName(dir, "0000:1b:00.4", "driver"))
+        assertThatThrownBy(() -> FILES.linkName(dir, "0000:1b:00.4", "driver", ScanScope.none()))
                 .isInstanceOf(NoSuchFileException.class).hasMessage(device.resolve("driver").toString());
-        assertThatThrownBy(() -> AttributeFiles.linkName(dir, "0000:1b:00.4", "vendor"))
+        assertThatThrownBy(() -> FILES.linkName(dir, "0000:1b:00.4", "vendor", ScanScope.none()))
                 .isInstanceOf(java.nio.file.NotLinkException.class).hasMessageContaining("vendor");
-        assertThatThrownBy(() -> AttributeFiles.linkName(dir, "0000:1b:00.4", "physfn")).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> FILES.linkName(dir, "0000:1b:00.4", "physfn", ScanScope.none())).isInstanceOf(IOException.class)
                 .hasMessage("physfn link text \"../\" has no last component");
-        assertThat(AttributeFiles.linkName(dir, "0000:1b:00.4", "odd")).isEqualTo("dri\nver");
-        assertThatThrownBy(() -> AttributeFiles.linkName(dir, "0000:99:00.0", "driver"))
+        assertThat(FILES.linkName(dir, "0000:1b:00.4", "odd", ScanScope.none())).isEqualTo("dri\nver");
+        assertThatThrownBy(() -> FILES.linkName(dir, "0000:99:00.0", "driver", ScanScope.none()))
                 .isInstanceOf(NoSuchFileException.class).hasMessage(dir.resolve("0000:99:00.0/driver").toString());
     }
 
@@ -445,8 +448,8 @@ class AttributeFilesTest {
         Files.createDirectories(dir.resolve("plain"));
         made.add("plain");
 
-        assertThat(AttributeFiles.list(dir)).hasSize(made.size()).containsExactlyInAnyOrderElementsOf(made);
-        assertThat(AttributeFiles.list(dir.resolve("plain"))).isEmpty();
+        assertThat(FILES.list(dir, ScanScope.none())).hasSize(made.size()).containsExactlyInAnyOrderElementsOf(made);
+        assertThat(FILES.list(dir.resolve("plain"), ScanScope.none())).isEmpty();
     }
 
     @Test
@@ -454,11 +457,11 @@ class AttributeFilesTest {
         Files.writeString(dir.resolve("vendor"), "0x10de\n");
         Files.createSymbolicLink(dir.resolve("loop"), Path.of("loop"));
 
-        assertThatThrownBy(() -> AttributeFiles.list(dir.resolve("devices"))).isInstanceOf(NoSuchFileException.class)
+        assertThatThrownBy(() -> FILES.list(dir.resolve("devices"), ScanScope.none())).isInstanceOf(NoSuchFileException.class)
                 .hasMessage(dir.resolve("devices").toString());
-        assertThatThrownBy(() -> AttributeFiles.list(dir.resolve("vendor")))
+        assertThatThrownBy(() -> FILES.list(dir.resolve("vendor"), ScanScope.none()))
                 .isInstanceOf(java.nio.file.NotDirectoryException.class);
-        assertThatThrownBy(() -> AttributeFiles.list(dir.resolve("loop"))).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> FILES.list(dir.resolve("loop"), ScanScope.none())).isInstanceOf(IOException.class);
     }
 
     /**
@@ -487,25 +490,25 @@ class AttributeFilesTest {
 
         for (String name : names) {
             Path path = device.resolve(name);
-            assertThat(AttributeFiles.isDirectory(device, name)).as("isDirectory %s", name)
+            assertThat(FILES.isDirectory(device, name, ScanScope.none())).as("isDirectory %s", name)
                     .isEqualTo(Files.isDirectory(path));
-            assertThat(AttributeFiles.exists(device, name)).as("exists %s", name).isEqualTo(Files.exists(path));
-            assertThat(AttributeFiles.exists(device, name, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+            assertThat(FILES.exists(device, name, ScanScope.none())).as("exists %s", name).isEqualTo(Files.exists(path));
+            assertThat(FILES.exists(device, name, ScanScope.none(), java.nio.file.LinkOption.NOFOLLOW_LINKS))
                     .as("exists %s, link not followed", name)
                     .isEqualTo(Files.exists(path, java.nio.file.LinkOption.NOFOLLOW_LINKS));
         }
         for (String function : new String[] {"0000:1b:00.4", "0000:1b:00.5", "0000:1b:00.6", "0000:1b:00.7"}) {
-            assertThat(AttributeFiles.isDirectory(dir.resolve(function))).as("isDirectory %s", function)
+            assertThat(FILES.isDirectory(dir.resolve(function), ScanScope.none())).as("isDirectory %s", function)
                     .isEqualTo(Files.isDirectory(dir.resolve(function)));
         }
         // spot checks, so that a reader and NIO cannot agree on nonsense unnoticed
-        assertThat(AttributeFiles.isDirectory(device, "driver")).isTrue();
-        assertThat(AttributeFiles.isDirectory(device, "gone")).isFalse();
-        assertThat(AttributeFiles.exists(device, "gone")).isFalse();
-        assertThat(AttributeFiles.exists(device, "gone", java.nio.file.LinkOption.NOFOLLOW_LINKS)).isTrue();
-        assertThat(AttributeFiles.exists(device, "fifo")).isTrue();
-        assertThat(AttributeFiles.isDirectory(dir.resolve("0000:1b:00.5"))).isFalse();
-        assertThat(AttributeFiles.isDirectory(dir.resolve("0000:1b:00.6"))).isTrue();
+        assertThat(FILES.isDirectory(device, "driver", ScanScope.none())).isTrue();
+        assertThat(FILES.isDirectory(device, "gone", ScanScope.none())).isFalse();
+        assertThat(FILES.exists(device, "gone", ScanScope.none())).isFalse();
+        assertThat(FILES.exists(device, "gone", ScanScope.none(), java.nio.file.LinkOption.NOFOLLOW_LINKS)).isTrue();
+        assertThat(FILES.exists(device, "fifo", ScanScope.none())).isTrue();
+        assertThat(FILES.isDirectory(dir.resolve("0000:1b:00.5"), ScanScope.none())).isFalse();
+        assertThat(FILES.isDirectory(dir.resolve("0000:1b:00.6"), ScanScope.none())).isTrue();
     }
 
     @Test
@@ -515,10 +518,10 @@ class AttributeFilesTest {
         Files.writeString(dir.resolve("0000:1b:00.4/vendor"), "0x10de\n");
         Path function = device.getParent().getParent();
 
-        assertThat(AttributeFiles.list(function, "vfio-dev")).containsExactlyInAnyOrder("vfio7", "vfio12");
-        assertThatThrownBy(() -> AttributeFiles.list(function, "missing")).isInstanceOf(NoSuchFileException.class)
+        assertThat(FILES.list(function, "vfio-dev", ScanScope.none())).containsExactlyInAnyOrder("vfio7", "vfio12");
+        assertThatThrownBy(() -> FILES.list(function, "missing", ScanScope.none())).isInstanceOf(NoSuchFileException.class)
                 .hasMessage(function.resolve("missing").toString());
-        assertThatThrownBy(() -> AttributeFiles.list(function, "vendor"))
+        assertThatThrownBy(() -> FILES.list(function, "vendor", ScanScope.none()))
                 .isInstanceOf(java.nio.file.NotDirectoryException.class)
                 .hasMessage(function.resolve("vendor").toString());
     }
@@ -531,13 +534,13 @@ class AttributeFilesTest {
             Files.createSymbolicLink(bus.resolve("0000:1b:00.0"), device);
             Files.createSymbolicLink(device.resolve("driver"), fs.getPath("../../bus/pci/drivers/vfio-pci"));
 
-            assertThat(AttributeFiles.list(bus)).containsExactly("0000:1b:00.0");
-            assertThat(AttributeFiles.linkName(bus.resolve("0000:1b:00.0"), "driver")).isEqualTo("vfio-pci");
-            assertThat(AttributeFiles.list(fs.getPath("/host/sys"), "devices")).containsExactly("0000:1b:00.0");
-            assertThat(AttributeFiles.isDirectory(bus.resolve("0000:1b:00.0"))).isTrue();
-            assertThat(AttributeFiles.isDirectory(bus.resolve("0000:1b:00.0"), "driver")).isFalse();
-            assertThat(AttributeFiles.exists(bus.resolve("0000:1b:00.0"), "driver")).isFalse();
-            assertThat(AttributeFiles.exists(bus.resolve("0000:1b:00.0"), "driver",
+            assertThat(FILES.list(bus, ScanScope.none())).containsExactly("0000:1b:00.0");
+            assertThat(FILES.linkName(bus.resolve("0000:1b:00.0"), "driver", ScanScope.none())).isEqualTo("vfio-pci");
+            assertThat(FILES.list(fs.getPath("/host/sys"), "devices", ScanScope.none())).containsExactly("0000:1b:00.0");
+            assertThat(FILES.isDirectory(bus.resolve("0000:1b:00.0"), ScanScope.none())).isTrue();
+            assertThat(FILES.isDirectory(bus.resolve("0000:1b:00.0"), "driver", ScanScope.none())).isFalse();
+            assertThat(FILES.exists(bus.resolve("0000:1b:00.0"), "driver", ScanScope.none())).isFalse();
+            assertThat(FILES.exists(bus.resolve("0000:1b:00.0"), "driver", ScanScope.none(),
                     java.nio.file.LinkOption.NOFOLLOW_LINKS)).isTrue();
         }
     }

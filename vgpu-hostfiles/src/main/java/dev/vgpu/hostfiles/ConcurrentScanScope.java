@@ -1,4 +1,4 @@
-package dev.vgpu.core.spi;
+package dev.vgpu.hostfiles;
 
 import java.util.Map;
 import java.util.Objects;
@@ -34,7 +34,7 @@ final class ConcurrentScanScope implements ScanScope {
     }
 
     /**
-     * An empty scope sized for about {@code expectedKeys} keys ({@link Scanner} passes the last scan's count), so
+     * An empty scope sized for about {@code expectedKeys} keys (a scan round passes the last scan's count), so
      * that a scan of thousands of functions does not grow its map a dozen times.
      */
     ConcurrentScanScope(int expectedKeys) {
