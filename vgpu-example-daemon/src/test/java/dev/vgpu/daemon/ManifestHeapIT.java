@@ -2,23 +2,22 @@ package dev.vgpu.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import static org.awaitility.Awaitility.await;
 
 import dev.vgpu.core.ResourceName;
-import dev.vgpu.kubelet.standin.StandInKubelet;
 import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import dev.vgpu.kubelet.api.v1beta1.AllocateRequest;
 import dev.vgpu.kubelet.api.v1beta1.ContainerAllocateRequest;
 import dev.vgpu.kubelet.api.v1beta1.DevicePluginGrpc;
 import dev.vgpu.kubelet.api.v1beta1.Empty;
 import dev.vgpu.kubelet.api.v1beta1.ListAndWatchResponse;
+import dev.vgpu.kubelet.standin.StandInKubelet;
+import dev.vgpu.kubelet.testsupport.AllocateFlood;
+import dev.vgpu.testing.SysfsTree;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
-import dev.vgpu.testing.SysfsTree;
-import dev.vgpu.kubelet.testsupport.AllocateFlood;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

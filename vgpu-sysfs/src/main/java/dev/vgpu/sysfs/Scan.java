@@ -2,8 +2,8 @@ package dev.vgpu.sysfs;
 
 import dev.vgpu.core.Device;
 import dev.vgpu.core.Skipped;
-import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.Discovery;
+import dev.vgpu.core.spi.Host;
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
