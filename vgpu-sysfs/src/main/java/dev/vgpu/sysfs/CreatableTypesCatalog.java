@@ -25,7 +25,7 @@ import java.util.Objects;
  * @param entries  the rows in file order (an id may repeat; callers decide what a conflict means)
  * @param rejected the lines that were neither header, blank, nor a row, stripped
  */
-public record CreatableTypesCatalog(List<Entry> entries, List<String> rejected) {
+record CreatableTypesCatalog(List<Entry> entries, List<String> rejected) {
 
     /** Copies both lists. */
     public CreatableTypesCatalog {

@@ -157,9 +157,9 @@ public final class NodeAgent implements AutoCloseable {
         // Loaded beside the first scan: that scan waits for it only to name a vGPU type only NVML knows.
         RecoveringNvml nvml = settings.nvml().get();
         LiveConfig live = settings.config();
-        LOG.info("vgpu daemon {} starting: host root {}, {}, sources {}, {}, rescan {}, pci.ids {}, state dir {},"
-                + " configuration {}, /healthz fails after {}", DaemonVersion.current(), settings.host().root(),
-                opener.describe(), settings.sources().stream().map(DeviceSource::name).toList(), nvml.description(),
+        LOG.info("vgpu daemon {} starting: host root {}, {}, host files read {}, sources {}, {}, rescan {}, pci.ids {},"
+                + " state dir {}, configuration {}, /healthz fails after {}", DaemonVersion.current(),
+                settings.host().root(), opener.describe(), settings.host().files().describe(), settings.sources().stream().map(DeviceSource::name).toList(), nvml.description(),
                 interval.enabled() ? "every " + GoDurations.format(interval.period())
                         : "disabled (devices are discovered once at start)",
                 settings.pciIds().description(), settings.stateDirectory().map(d -> d.path().toString()

@@ -2,9 +2,9 @@ package dev.vgpu.daemon.config;
 
 import dev.vgpu.core.DeviceMatch;
 import dev.vgpu.core.DeviceRules;
-import dev.vgpu.core.Durations;
 import dev.vgpu.core.RenameRule;
 import dev.vgpu.core.ResourceName;
+import dev.vgpu.core.internal.Durations;
 import dev.vgpu.core.internal.Printable;
 import dev.vgpu.core.spi.VgpuTypeNameTable;
 import dev.vgpu.nvml.XidPolicy;

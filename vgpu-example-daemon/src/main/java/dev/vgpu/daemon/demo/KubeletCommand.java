@@ -1,6 +1,6 @@
 package dev.vgpu.daemon.demo;
 
-import dev.vgpu.core.Durations;
+import dev.vgpu.core.internal.Durations;
 import dev.vgpu.core.internal.GoDurations;
 import dev.vgpu.daemon.cli.CliArgs;
 import dev.vgpu.daemon.cli.CliCommand;

@@ -41,8 +41,8 @@ final class OneScan {
         // NVML loads beside the scan, which waits for it only to name a type only NVML knows (as serve's first scan);
         // the scan's answer is complete once the attempt has ended, whose outcome is then logged too.
         try (RecoveringNvml nvml = options.openNvmlBesideTheFirstScan()) {
-            LOG.info("discover: host root {}, sources {}, {}, pci.ids {}, state dir {}, configuration {}", hostRoot,
-                    sources.stream().map(DeviceSource::name).toList(), nvml.description(), pciIds,
+            LOG.info("discover: host root {}, host files read {}, sources {}, {}, pci.ids {}, state dir {},"
+                    + " configuration {}", hostRoot, files.describe(), sources.stream().map(DeviceSource::name).toList(), nvml.description(), pciIds,
                     stateDir.map(dir -> dir + " (read only)").orElse("off"), config.describe());
             Host bare = Host.of(hostRoot, files).withPciIds(pciIds.names());
             Host host = bare.withVgpuTypes(config.resolverAfter(nvml.vgpuTypeResolver(), bare));

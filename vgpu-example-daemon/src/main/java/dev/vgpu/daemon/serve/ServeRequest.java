@@ -1,7 +1,7 @@
 package dev.vgpu.daemon.serve;
 
-import dev.vgpu.core.Durations;
 import dev.vgpu.core.RescanInterval;
+import dev.vgpu.core.internal.Durations;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.daemon.cli.Refusal;
 import dev.vgpu.daemon.cli.UsageError;

@@ -1,4 +1,4 @@
-package dev.vgpu.core;
+package dev.vgpu.core.internal;
 
 import java.time.Duration;
 
@@ -15,7 +15,7 @@ import java.time.Duration;
  * (a Go quirk kept on purpose) two components of exactly 2<sup>63</sup> ns each wrap around to zero. Error
  * messages quote the input as Go does: control and non-ASCII characters become {@code \xNN} escapes.
  *
- * <p>The rescan-interval policy built on this grammar is {@link RescanInterval#parse(String)}.
+ * <p>The rescan-interval policy built on this grammar is {@code RescanInterval.parse}.
  */
 public final class Durations {
 

@@ -1,9 +1,9 @@
-package dev.vgpu.core;
+package dev.vgpu.core.internal;
 
 import java.nio.charset.StandardCharsets;
 
 /** Go's text helpers whose exact output is part of our contracts: the time package's quoting and TrimSpace. */
-final class GoText {
+public final class GoText {
 
     private static final char[] HEX = "0123456789abcdef".toCharArray();
 
@@ -15,7 +15,7 @@ final class GoText {
      * escaped with a backslash, every control character and every non-ASCII character written as the
      * {@code \xNN} escapes of its UTF-8 bytes (an unpaired surrogate counts as U+FFFD).
      */
-    static String quote(String text) {
+    public static String quote(String text) {
         StringBuilder out = new StringBuilder(text.length() + 2).append('"');
         for (int i = 0; i < text.length(); ) {
             int c = text.codePointAt(i);
@@ -38,7 +38,7 @@ final class GoText {
     }
 
     /** Go's {@code strings.TrimSpace}: removes leading and trailing characters for which {@link #isSpace} holds. */
-    static String trimSpace(String text) {
+    public static String trimSpace(String text) {
         int start = 0;
         int end = text.length();
         while (start < end && isSpace(text.charAt(start))) {
@@ -54,7 +54,7 @@ final class GoText {
      * Go's {@code unicode.IsSpace}: tab, newline, vertical tab, form feed, carriage return, space, U+0085,
      * U+00A0 and the other characters of Unicode's White_Space property (all in the BMP).
      */
-    static boolean isSpace(char c) {
+    public static boolean isSpace(char c) {
         switch (c) {
             case '\t':
             case '\n':

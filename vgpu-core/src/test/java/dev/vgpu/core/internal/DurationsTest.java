@@ -1,9 +1,8 @@
-package dev.vgpu.core;
+package dev.vgpu.core.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.vgpu.core.internal.GoDurations;
 import java.time.Duration;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
