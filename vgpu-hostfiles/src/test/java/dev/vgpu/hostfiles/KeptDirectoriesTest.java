@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vgpu.hostfiles.testsupport.OpenDescriptors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -12,7 +13,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -90,21 +90,9 @@ class KeptDirectoriesTest {
         }
     }
 
-    /**
-     * The process's open descriptors of files under this test's directory: what each {@code /proc/self/fd} entry
-     * names (a descriptor that other code of the JVM opens or closes meanwhile does not count).
-     */
+    /** The process's open descriptors of files under this test's directory. */
     private long openDescriptors() throws IOException {
-        String under = root.toRealPath() + "/";
-        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
-            return fds.filter(fd -> {
-                try {
-                    return (Files.readSymbolicLink(fd) + "/").startsWith(under);
-                } catch (IOException e) {
-                    return false; // closed since the listing
-                }
-            }).count();
-        }
+        return OpenDescriptors.under(root);
     }
 
     @Test

@@ -62,14 +62,14 @@ final class PciBus {
         Path directory = host.path(busDirectory);
         ScanScope scope = host.scanScope();
         // Under ScanScope.none() the entries keep nothing either: each ask of a driver or vendor reads.
-        BusMemo memo = scope == ScanScope.none() ? null : BusMemo.of(scope);
+        BusMemo memo = scope == ScanScope.none() ? new BusMemo(host, false) : BusMemo.of(host);
         boolean index = busDirectory.equals(PCI_DEVICES);
         return SharedRead.once(host, new BusListing(directory),
                 () -> listNow(host, directory, busMayBeAbsent, memo, index));
     }
 
     /**
-     * Lists a bus directory into entries that keep their reads in {@code memo} (null: keep nothing); with
+     * Lists a bus directory into entries that keep their reads in {@code memo} (unless it keeps nothing); with
      * {@code index} (the PCI bus) the scan's path asks find them too ({@link BusMemo#entry}).
      */
     private static List<Entry> listNow(Host host, Path directory, boolean busMayBeAbsent, BusMemo memo,
@@ -87,11 +87,11 @@ final class PciBus {
                 List<String> names = files.list(directory, host.scanScope());
                 found = new ArrayList<>(names.size());
                 for (String name : names) {
-                    found.add(new Entry(host, directory, name, null, memo));
+                    found.add(new Entry(directory, name, null, memo));
                 }
             } else {
                 found = new ArrayList<>();
-                listInto(host, directory, found, memo);
+                listInto(directory, found, memo);
             }
         } catch (NoSuchFileException e) {
             Path bus = directory.getParent();
@@ -103,18 +103,18 @@ final class PciBus {
                     + " is missing under the host root " + root + " (is the host's /sys mounted there?)");
         }
         List<Entry> listed = Collections.unmodifiableList(found);
-        if (memo != null && index) {
+        if (memo.keeps() && index) {
             memo.listed(directory, listed);
         }
         return listed;
     }
 
-    private static void listInto(Host host, Path directory, List<Entry> found, BusMemo memo) throws IOException {
+    private static void listInto(Path directory, List<Entry> found, BusMemo memo) throws IOException {
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
             for (Path entry : entries) {
                 // Not cut from entry.toString(): the path would keep that text for the rest of the scan, one more
                 // full path per entry, which 100,000 dangling entries cannot afford within the manifest's heap.
-                found.add(new Entry(host, directory, entry.getFileName().toString(), entry, memo));
+                found.add(new Entry(directory, entry.getFileName().toString(), entry, memo));
             }
         }
     }
@@ -145,11 +145,12 @@ final class PciBus {
             }
         }
 
-        /** The scan's host: its reader and scope (one reference, shared by every entry of the listing). */
-        private final Host host;
         private final Path bus;
         private final String name;
-        /** The scan's bus memo; null when the listing was made under {@link ScanScope#none()}: nothing is kept. */
+        /**
+         * The scan's bus memo, which knows the scan's host; one that keeps nothing when the listing was made under
+         * {@link ScanScope#none()}.
+         */
         private final BusMemo memo;
         private volatile Path dir;
         /** The driver read's outcome ({@link SharedRead.Outcome}); null before the first read. */
@@ -159,8 +160,7 @@ final class PciBus {
         @SuppressWarnings("unused") // through VENDOR
         private volatile Object vendor;
 
-        Entry(Host host, Path bus, String name, Path dir, BusMemo memo) {
-            this.host = host;
+        Entry(Path bus, String name, Path dir, BusMemo memo) {
             this.bus = bus;
             this.name = name;
             this.dir = dir;
@@ -183,12 +183,13 @@ final class PciBus {
         }
 
         private String driver() throws IOException {
-            return memo == null ? driverNow(host, bus, name, dir, new BusMemo())
+            return !memo.keeps() ? driverNow(memo.host(), bus, name, dir, new BusMemo(memo.host(), false))
                     : SharedRead.Outcome.answer(kept(true));
         }
 
         private String vendor() throws IOException {
-            return memo == null ? SysfsFiles.hexId(host, dir(), "vendor") : SharedRead.Outcome.answer(kept(false));
+            return !memo.keeps() ? SysfsFiles.hexId(memo.host(), dir(), "vendor")
+                    : SharedRead.Outcome.answer(kept(false));
         }
 
         /**
@@ -202,8 +203,8 @@ final class PciBus {
             }
             Object read;
             try {
-                read = SharedRead.Outcome.of(driver ? driverNow(host, bus, name, dir, memo)
-                        : SysfsFiles.hexId(host, dir(), "vendor"));
+                read = SharedRead.Outcome.of(driver ? driverNow(memo.host(), bus, name, dir, memo)
+                        : SysfsFiles.hexId(memo.host(), dir(), "vendor"));
             } catch (IOException e) {
                 read = SharedRead.Outcome.failed(e);
             }
@@ -222,7 +223,7 @@ final class PciBus {
      */
     static String driver(Host host, Path deviceDir) throws IOException {
         ScanScope scope = host.scanScope();
-        Entry listed = scope == ScanScope.none() ? null : BusMemo.of(scope).entry(deviceDir);
+        Entry listed = scope == ScanScope.none() ? null : BusMemo.of(host).entry(deviceDir);
         if (listed != null) {
             return listed.driver();
         }
@@ -280,11 +281,29 @@ final class PciBus {
         /** The most entries a listing is indexed by name for path asks. */
         static final int INDEX_LIMIT = 16_384;
 
+        private final Host host;
+        private final boolean keeps;
         private volatile Listed pci;
+
+        BusMemo(Host host, boolean keeps) {
+            this.host = host;
+            this.keeps = keeps;
+        }
         private volatile Map<String, Entry> index;
 
-        static BusMemo of(ScanScope scope) {
-            return scope.computeIfAbsent(KEY, key -> new BusMemo());
+        /** The memo of the scan {@code host} is tied to. */
+        static BusMemo of(Host host) {
+            return host.scanScope().computeIfAbsent(KEY, key -> new BusMemo(host, true));
+        }
+
+        /** The host of the scan: its reader and scope, for the reads of every entry of its listings. */
+        Host host() {
+            return host;
+        }
+
+        /** Whether reads are kept; false for a listing made under {@link ScanScope#none()}. */
+        boolean keeps() {
+            return keeps;
         }
 
         SysfsFiles.Names driverNames() {
@@ -336,7 +355,7 @@ final class PciBus {
      */
     static String vendor(Host host, Path deviceDir) throws IOException {
         ScanScope scope = host.scanScope();
-        Entry listed = scope == ScanScope.none() ? null : BusMemo.of(scope).entry(deviceDir);
+        Entry listed = scope == ScanScope.none() ? null : BusMemo.of(host).entry(deviceDir);
         if (listed != null) {
             return listed.vendor();
         }
@@ -398,7 +417,6 @@ final class PciBus {
         private final String function;
         /** The scan's host: its reader reads, its scope (which holds the scan's {@link BusMemo}) is part of the key. */
         private final Host host;
-        private final ScanScope scope;
         private final Path dir;
 
         /**
@@ -414,7 +432,6 @@ final class PciBus {
             this.bus = bus;
             this.function = function;
             this.host = host;
-            this.scope = host.scanScope();
             this.dir = dir;
         }
 
@@ -424,18 +441,19 @@ final class PciBus {
 
         @Override
         String read() throws IOException {
-            return driverNow(host, bus, function, dir, scope == ScanScope.none() ? new BusMemo() : BusMemo.of(scope));
+            return driverNow(host, bus, function, dir, host.scanScope() == ScanScope.none() ? new BusMemo(host, false)
+                    : BusMemo.of(host));
         }
 
         @Override
         public boolean equals(Object other) {
             return other instanceof DriverLink link && function.equals(link.function) && bus.equals(link.bus)
-                    && scope.equals(link.scope);
+                    && host.scanScope().equals(link.host.scanScope());
         }
 
         @Override
         public int hashCode() {
-            return (bus.hashCode() * 31 + function.hashCode()) * 31 + scope.hashCode();
+            return (bus.hashCode() * 31 + function.hashCode()) * 31 + host.scanScope().hashCode();
         }
 
         @Override
@@ -449,13 +467,11 @@ final class PciBus {
         private final Path function;
         /** The scan's host: its reader reads (with the scope's buffers), its scope is part of the key. */
         private final Host host;
-        private final ScanScope scope;
 
         /** @param host the scan's host */
         VendorId(Path function, Host host) {
             this.function = function;
             this.host = host;
-            this.scope = host.scanScope();
         }
 
         @Override
@@ -465,12 +481,13 @@ final class PciBus {
 
         @Override
         public boolean equals(Object other) {
-            return other instanceof VendorId id && function.equals(id.function) && scope.equals(id.scope);
+            return other instanceof VendorId id && function.equals(id.function)
+                    && host.scanScope().equals(id.host.scanScope());
         }
 
         @Override
         public int hashCode() {
-            return function.hashCode() * 31 + scope.hashCode();
+            return function.hashCode() * 31 + host.scanScope().hashCode();
         }
 
         @Override

@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.vgpu.core.Snapshot;
+import dev.vgpu.hostfiles.testsupport.OpenDescriptors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,16 +26,7 @@ class ScannerRoundTest {
 
     /** The process's open descriptors of files under this test's directory. */
     private long openDescriptors() throws IOException {
-        String under = root.toRealPath() + "/";
-        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
-            return fds.filter(fd -> {
-                try {
-                    return (Files.readSymbolicLink(fd) + "/").startsWith(under);
-                } catch (IOException e) {
-                    return false; // closed since the listing
-                }
-            }).count();
-        }
+        return OpenDescriptors.under(root);
     }
 
     @Test
