@@ -34,10 +34,11 @@ for a in "$@"; do
   prev="$a"
 done
 args=(--daemon-jar "$daemon_jar" --manifest "$manifest" --floor "$floor")
-if grep -q 'AOTCache=' "$manifest"; then
-  # The manifest's cache is an image path; train one for this JVM and jar exactly as the Dockerfile does.
-  archive=vgpu-example-daemon/target/vgpu-daemon.aot
-  scripts/train-aot.sh "$java" "$daemon_jar" "$archive" "$manifest"
+if ! grep -q 'SharedArchiveFile=' "$manifest"; then
+  # The image's launcher names a class-data archive (an image path); dump one for this JVM and jar as the Dockerfile
+  # does.
+  archive=vgpu-example-daemon/target/vgpu-daemon.jsa
+  scripts/dump-archive.sh "$java" "$daemon_jar" "$archive"
   args+=(--archive "$archive")
 elif grep -q 'SharedArchiveFile=' "$manifest"; then
   # An older manifest (JDK 17 dynamic AppCDS), for before/after runs: trained as that Dockerfile did.

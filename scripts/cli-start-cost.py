@@ -5,8 +5,8 @@
 
 Each round runs every case once for each jar, the order of the two jars swapped every round: `java -version`,
 `--version` and a cold `discover` of an empty host (an empty sys/bus/pci/devices; NVML is tried as in the manifests)
-on Java 25 with the flags of deploy/base/daemonset.yaml, without and with an AOT cache trained for each jar by
-scripts/train-aot.sh, and on Java 17 with the JVM's defaults (the manifest's flags are Java 25's). Prints the load
+on Java 25 with the image's flags (deploy/image/jvm.flags), without and with a class-data archive dumped for each jar
+by scripts/dump-archive.sh, and on Java 17 with the JVM's defaults (the image's flags are Java 25's). Prints the load
 average at each round and min / median wall time per case and jar.
 """
 import os
@@ -18,16 +18,15 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MANIFEST = os.path.join(ROOT, "deploy/base/daemonset.yaml")
+FLAGS = os.path.join(ROOT, "deploy/image/jvm.flags")
 JAVA25 = os.environ.get("JAVA25", "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java")
 JAVA17 = os.environ.get("JAVA17", "/usr/lib/jvm/java-17-openjdk-amd64/bin/java")
 
 
 def manifest_flags():
-    """The folded JAVA_TOOL_OPTIONS value of the manifest, less its -XX:AOTCache (an image path)."""
-    text = open(MANIFEST).read()
-    block = re.search(r"- name: JAVA_TOOL_OPTIONS\n(?:\s*#.*\n)*\s*value: >-?\n((?:\s+-.*\n)+)", text)
-    return [f for f in block.group(1).split() if not f.startswith("-XX:AOTCache=")]
+    """The image's JVM flags (deploy/image/jvm.flags, which the Dockerfile links into the runtime)."""
+    lines = (line.strip() for line in open(FLAGS))
+    return [line for line in lines if line and not line.startswith("#")]
 
 
 def cases(jar, cache, empty, flags):
@@ -36,9 +35,10 @@ def cases(jar, cache, empty, flags):
         ("Java 25: `java -version`", [JAVA25] + flags + ["-version"]),
         ("Java 25: `--version`", [JAVA25] + flags + ["-jar", jar, "--version"]),
         ("Java 25: cold `discover`, empty host", [JAVA25] + flags + ["-jar", jar] + discover),
-        ("Java 25 + AOT cache: `--version`", [JAVA25] + flags + ["-XX:AOTCache=" + cache, "-jar", jar, "--version"]),
-        ("Java 25 + AOT cache: cold `discover`, empty host",
-         [JAVA25] + flags + ["-XX:AOTCache=" + cache, "-jar", jar] + discover),
+        ("Java 25 + archive: `--version`",
+         [JAVA25] + flags + ["-XX:SharedArchiveFile=" + cache, "-jar", jar, "--version"]),
+        ("Java 25 + archive: cold `discover`, empty host",
+         [JAVA25] + flags + ["-XX:SharedArchiveFile=" + cache, "-jar", jar] + discover),
         ("Java 17: `java -version`", [JAVA17, "-version"]),
         ("Java 17: `--version`", [JAVA17, "-jar", jar, "--version"]),
         ("Java 17: cold `discover`, empty host", [JAVA17, "-jar", jar] + discover),
@@ -58,8 +58,8 @@ def main():
         os.makedirs(os.path.join(empty, "sys/bus/pci/devices"))
         table = {}
         for side, jar in jars.items():
-            cache = os.path.join(work, side + ".aot")
-            subprocess.run([os.path.join(ROOT, "scripts/train-aot.sh"), JAVA25, jar, cache, MANIFEST], check=True)
+            cache = os.path.join(work, side + ".jsa")
+            subprocess.run([os.path.join(ROOT, "scripts/dump-archive.sh"), JAVA25, jar, cache], check=True)
             table[side] = cases(jar, cache, empty, flags)
         times = {}
         loads = []

@@ -14,7 +14,8 @@ module dev.vgpu.core {
 
     exports dev.vgpu.core;
     exports dev.vgpu.core.spi;
-    exports dev.vgpu.core.internal to dev.vgpu.attach, dev.vgpu.sysfs, dev.vgpu.nvml, dev.vgpu.deviceplugin, dev.vgpu.dra;
+    exports dev.vgpu.core.internal to dev.vgpu.attach, dev.vgpu.sysfs, dev.vgpu.nvml, dev.vgpu.deviceplugin, dev.vgpu.dra,
+            dev.vgpu.dra.apiserver, dev.vgpu.configurator;
 
     uses dev.vgpu.core.spi.DeviceSource;
 }

@@ -54,10 +54,21 @@ public final class GpuFaults {
     static final Duration LONGEST_RETRY = Duration.ofMinutes(1);
     private static final Pattern VIRTFN = Pattern.compile("virtfn[0-9]{1,5}");
 
-    /** The serial context that owns the faults: runs posted tasks one at a time, in order, now or later. */
+    /**
+     * The serial context that owns the faults: runs posted tasks one at a time, in order, now or later. One method,
+     * so that an adapter's serial context passes its {@code schedule} (docs/ARCHITECTURE.md, "Threads and mutable
+     * state"): {@code new GpuFaults(context::schedule, lane, ...)}.
+     */
+    @FunctionalInterface
     public interface Context extends Executor {
         /** Runs {@code task} in the context after {@code delayNanos}; cancelling the answer keeps it from running. */
         Future<?> schedule(Runnable task, long delayNanos);
+
+        /** Runs {@code task} in the context after what was posted before it: a schedule without delay. */
+        @Override
+        default void execute(Runnable task) {
+            schedule(task, 0);
+        }
     }
 
     /** Whether a physical GPU still answers its driver (NVML); may block briefly. */

@@ -189,12 +189,28 @@ public final class Snapshot {
          * @throws IllegalArgumentException when a device names another source
          */
         public Builder add(String source, Discovery discovery) {
+            addKeepingUnrenamed(source, discovery, Map.of());
+            return this;
+        }
+
+        /**
+         * As {@link #add}, for an adapter whose resource names are attributes of each device rather than sockets
+         * (the DRA plugin publishes every device on its own): a device that a rename would put under a name another
+         * source produces, or beside devices attached otherwise, which {@link #add} makes a skip ("it would share one
+         * socket"), is added under its source's own name instead, as {@code unrenamed} holds it by id, when that one
+         * fits. Devices are never dropped for a rename in that mode.
+         *
+         * @param unrenamed each device of the discovery as its source named it, by id (before the operator's rules)
+         * @return the devices added under their source's name instead of the rename's, in discovery order
+         * @throws IllegalArgumentException when a device names another source
+         */
+        public List<Device> addKeepingUnrenamed(String source, Discovery discovery, Map<String, Device> unrenamed) {
+            List<Device> kept = new ArrayList<>();
             for (Device device : discovery.devices()) {
                 if (!device.source().equals(source)) {
                     throw new IllegalArgumentException("device " + device.id() + " claims source "
                             + device.source() + " but was discovered by " + source);
                 }
-                String owner = resourceOwner.get(device.resource());
                 Device earlier = claimedIds.get(device.id());
                 if (earlier != null) {
                     skipped.add(new Skipped(device.id(), source, earlier.source().equals(source)
@@ -202,14 +218,18 @@ public final class Snapshot {
                                     + device.resource() + ")"
                             : "device id already claimed by source " + earlier.source() + " under "
                                     + earlier.resource()));
-                } else if (owner != null && !owner.equals(source)) {
-                    skipped.add(new Skipped(device.id(), source, "resource " + device.resource()
-                            + " is already produced by source " + owner + " (it would share one socket)"));
-                } else if (owner != null && devices.get(device.resource()).get(0).attachment()
-                        != device.attachment()) {
-                    skipped.add(new Skipped(device.id(), source, "resource " + device.resource()
-                            + " mixes attachments " + device.attachment() + " and "
-                            + devices.get(device.resource()).get(0).attachment()));
+                    continue;
+                }
+                String conflict = conflict(source, device);
+                Device own = unrenamed.get(device.id());
+                if (conflict != null && own != null && !own.resource().equals(device.resource())
+                        && own.source().equals(source) && conflict(source, own) == null) {
+                    kept.add(own);
+                    device = own;
+                    conflict = null;
+                }
+                if (conflict != null) {
+                    skipped.add(new Skipped(device.id(), source, conflict));
                 } else {
                     claimedIds.put(device.id(), device);
                     resourceOwner.put(device.resource(), source);
@@ -220,7 +240,21 @@ public final class Snapshot {
             if (discovery.unlistedSkips() > 0) {
                 unlistedSkips.merge(source, discovery.unlistedSkips(), Math::addExact);
             }
-            return this;
+            return kept;
+        }
+
+        /** Why {@code device} cannot join its resource: another source's, or attached otherwise; null when it can. */
+        private String conflict(String source, Device device) {
+            String owner = resourceOwner.get(device.resource());
+            if (owner != null && !owner.equals(source)) {
+                return "resource " + device.resource() + " is already produced by source " + owner
+                        + " (it would share one socket)";
+            }
+            if (owner != null && devices.get(device.resource()).get(0).attachment() != device.attachment()) {
+                return "resource " + device.resource() + " mixes attachments " + device.attachment() + " and "
+                        + devices.get(device.resource()).get(0).attachment();
+            }
+            return null;
         }
 
         /** The immutable snapshot. */

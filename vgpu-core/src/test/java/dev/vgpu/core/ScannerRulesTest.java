@@ -11,6 +11,10 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import dev.vgpu.core.spi.DeviceSource;
+import dev.vgpu.core.spi.Discovery;
+import dev.vgpu.testsupport.CapturedStderr;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -70,5 +74,49 @@ class ScannerRulesTest {
 
         a.failure.set(new IllegalStateException("boom"));
         assertThat(scanner.scan(first).resources()).isEqualTo(first.resources());
+    }
+
+    /** docs/RELIABILITY.md, "DRA mode": a rename that merges devices keeps every one of them where names are labels. */
+    @Test
+    @Tag("reliability")
+    void aRenameOfEveryDeviceToOneNameKeepsThemAllWhereNamesAreAttributesAndSaysSoOnce() {
+        ScriptedSource pass = new ScriptedSource("passthrough");
+        ScriptedSource vfio = new ScriptedSource("vendor-vfio");
+        pass.ids.set(List.of("0000:41:00.0@GPU"));
+        vfio.ids.set(List.of("0000:1b:00.4@L40S_1Q", "0000:1b:00.5@L40S_1Q"));
+        DeviceSource mdev = new DeviceSource() {
+            @Override
+            public String name() {
+                return "mdev";
+            }
+
+            @Override
+            public Discovery discover(Host host) {
+                return Discovery.builder().add(Device.builder("aa618089-8b16-4d01-a136-25a0f3c73123",
+                        new ResourceName("T4_1Q"), "mdev", Attachment.MEDIATED).iommuGroup("7").build()).build();
+            }
+        };
+        ResourceName all = new ResourceName("ALL");
+        DeviceRules rules = new DeviceRules(List.of(new RenameRule(DeviceMatch.source("passthrough"), all),
+                new RenameRule(DeviceMatch.source("vendor-vfio"), all), new RenameRule(DeviceMatch.source("mdev"),
+                all)), List.of());
+
+        // The device plugin's rule: one socket per name, so 3 of 4 devices are skips (what DRA mode did before).
+        Snapshot sockets = new Scanner(Host.of(root), List.of(pass, vfio, mdev), () -> rules).scan(Snapshot.empty());
+        assertThat(sockets.deviceCount()).isEqualTo(1);
+        assertThat(sockets.skipped()).hasSize(3);
+
+        Scanner dra = new Scanner(Host.of(root), List.of(pass, vfio, mdev), () -> rules).withNamesAsAttributes();
+        CapturedStderr.Outcome<Snapshot> first = CapturedStderr.withAnswer(() -> dra.scan(Snapshot.empty()));
+        assertThat(first.answer().deviceCount()).isEqualTo(4);
+        assertThat(first.answer().skipped()).isEmpty();
+        assertThat(first.answer().resource(all).orElseThrow().ids()).containsExactly("0000:41:00.0");
+        assertThat(first.answer().resource(new ResourceName("L40S_1Q")).orElseThrow().ids())
+                .containsExactly("0000:1b:00.4", "0000:1b:00.5");
+        assertThat(first.log().lines().filter(l -> l.contains("WARN") && l.contains("keeps its source's name")))
+                .hasSize(3);
+        // Said once, not at every rescan.
+        String again = CapturedStderr.of(() -> dra.scan(first.answer()));
+        assertThat(again).doesNotContain("keeps its source's name");
     }
 }

@@ -1,7 +1,11 @@
 package dev.vgpu.deviceplugin;
 
 import dev.vgpu.core.Device;
+import dev.vgpu.core.internal.Guarded;
+import dev.vgpu.core.internal.SerialContext;
 import dev.vgpu.core.spi.DeviceCheck;
+import dev.vgpu.kubelet.api.transport.DirectoryWatch;
+import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Collection;
@@ -34,7 +38,7 @@ final class PluginChecks implements AutoCloseable {
     private final Supplier<Collection<ResourcePlugin>> plugins;
     private final SerialContext lane;
     private final Path devicePluginDir;
-    private final HostWatcher watcher;
+    private final DirectoryWatch watcher;
     private final Future<?> periodic;
     private boolean reading;
     private boolean again;
@@ -55,7 +59,8 @@ final class PluginChecks implements AutoCloseable {
         this.plugins = plugins;
         this.lane = lane;
         this.devicePluginDir = devicePluginDir;
-        this.watcher = new HostWatcher(watched, this::changed, threads).start();
+        this.watcher = new DirectoryWatch(watched, this::changed, threads, "vgpu-dp-watch",
+                e -> Guarded.report("directory watch", e)).start();
         this.periodic = env.context().every(() -> round(true), pollNanos);
     }
 
@@ -98,7 +103,7 @@ final class PluginChecks implements AutoCloseable {
      * nodes and each device's source asked whether it is still what was advertised.
      */
     private ResourcePlugin.Checked read(ResourcePlugin.Probe probe, boolean devices) {
-        Object socketKey = probe.socket().map(PluginSockets::key).orElse(null);
+        Object socketKey = probe.socket().map(UnixDomainTransport::socketKey).orElse(null);
         if (!devices) {
             return new ResourcePlugin.Checked(probe.plugin(), probe.served(), socketKey, false, Map.of(), Map.of());
         }

@@ -3,6 +3,7 @@ package dev.vgpu.deviceplugin;
 import dev.vgpu.attach.Handovers;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.internal.SerialContext;
 import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import java.nio.file.Path;
 import java.time.Duration;

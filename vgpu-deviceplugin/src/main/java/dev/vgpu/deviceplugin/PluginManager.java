@@ -11,6 +11,7 @@ import dev.vgpu.core.Resource;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.SnapshotSink;
+import dev.vgpu.core.internal.SerialContext;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.hostfiles.HostFiles;
@@ -91,7 +92,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         this.scheduler = b.scheduler.orElseGet(() -> defaultScheduler(threads));
         this.context = new SerialContext("device-plugin state", scheduler);
         this.faultLane = new SerialContext("GPU fault listing", scheduler);
-        this.faults = new GpuFaults(context, faultLane, b.gpuProbe, b.gpuRecovery,
+        this.faults = new GpuFaults(context::schedule, faultLane, b.gpuProbe, b.gpuRecovery,
                 () -> plugins.values().stream().flatMap(p -> p.advertised().devices().stream()).toList(),
                 this::applyGpuFaults);
         // One event loop and one call executor for every plugin server and the kubelet client.

@@ -62,7 +62,7 @@ final class PluginServer {
         try {
             PluginDirectory.create(pluginDir);
             server = transport.serve(socket.get(), List.of(service));
-            boundSocket = PluginSockets.key(socket.get());
+            boundSocket = UnixDomainTransport.socketKey(socket.get());
             served++;
             serveFailure = "";
             LOG.debug("Serving {} on {}", name, socket.get());
@@ -150,7 +150,7 @@ final class PluginServer {
 
     /** Deletes the socket file when it is still the one with {@code key}. Outside the context. */
     private void deleteSocketIf(Object key) {
-        Object now = PluginSockets.key(socket.get());
+        Object now = UnixDomainTransport.socketKey(socket.get());
         if (now == null || !now.equals(key)) {
             return; // gone already, or another server's (a plugin for the same resource started since)
         }

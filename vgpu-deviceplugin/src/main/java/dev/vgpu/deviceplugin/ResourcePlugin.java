@@ -3,6 +3,7 @@ package dev.vgpu.deviceplugin;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.Resource;
 import dev.vgpu.core.ResourceName;
+import dev.vgpu.core.internal.Guarded;
 import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import dev.vgpu.kubelet.api.v1beta1.DevicePluginOptions;
 import dev.vgpu.kubelet.api.v1beta1.ListAndWatchResponse;

@@ -8,6 +8,7 @@ import static dev.vgpu.deviceplugin.Fixtures.vf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vgpu.testsupport.FakeScheduler;
 import com.google.common.jimfs.Configuration;
 import com.google.common.jimfs.Jimfs;
 import dev.vgpu.core.Device;

@@ -6,6 +6,7 @@ import static dev.vgpu.deviceplugin.Fixtures.snapshot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.vgpu.testsupport.FakeScheduler;
 import com.google.common.jimfs.Configuration;
 import com.google.common.jimfs.Jimfs;
 import dev.vgpu.core.PciAddress;

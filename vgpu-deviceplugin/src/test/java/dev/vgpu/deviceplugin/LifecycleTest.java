@@ -13,6 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.internal.SerialContext;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.kubelet.standin.StandInKubelet;
 import dev.vgpu.kubelet.api.transport.UnixDomainTransport;

@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The files of one prepared claim (docs/DRA.md §5, §6): its CDI spec, in which each {@link HandedDevice}'s own nodes
  * are its device's and nodes of the whole handover (EGM) the spec-level edits, and per base request the KEP-5304
- * metadata file with the CDI spec that mounts it. Used by {@link ClaimPreparer} on the claims thread only.
+ * metadata file with the CDI spec that mounts it. {@link #plan} computes them (pure: what the claim needs on disk),
+ * {@link #write} writes them. Used by {@link ClaimPreparer} on the claim-files lane only.
  */
 final class ClaimFiles {
 
@@ -29,55 +30,81 @@ final class ClaimFiles {
         this.paths = paths;
     }
 
+    /** One file to write. */
+    record Text(Path path, String content) {
+    }
+
     /**
-     * Writes the claim spec, and per base request the metadata file and its mount spec; answers the devices with
-     * their CDI ids (the metadata id on the first device of each request). On failure deletes what it wrote.
+     * What a claim's Prepare writes and answers.
+     *
+     * @param claim   the claim
+     * @param files   the files, in the order they are written (the claim spec, then per request its metadata file
+     *                and the spec that mounts it)
+     * @param owned   what Unprepare deletes: the claim spec, the claim's metadata directory, the mount specs
+     * @param devices the answer: the devices with their CDI ids (the metadata id on the first device of each request)
      */
-    PreparedClaim write(AllocatedClaim claim, List<AllocatedDevice> ours, Handover.Granted granted)
-            throws IOException {
+    record Plan(ClaimRef claim, List<Text> files, List<Path> owned, List<PreparedDevice> devices) {
+        Plan {
+            files = List.copyOf(files);
+            owned = List.copyOf(owned);
+            devices = List.copyOf(devices);
+        }
+    }
+
+    /** What the claim needs on disk for the devices the handover granted. Pure. */
+    Plan plan(AllocatedClaim claim, List<AllocatedDevice> ours, Handover.Granted granted) {
         String uid = claim.claim().uid();
-        List<Path> files = new ArrayList<>();
-        try {
-            Set<DeviceNode> own = new HashSet<>();
-            Map<String, CdiSpecs.SpecDevice> specDevices = new LinkedHashMap<>();
-            Map<String, List<DeviceMetadata.Entry>> byBase = new LinkedHashMap<>();
-            for (AllocatedDevice result : ours) {
-                HandedDevice device = handedFor(result, granted);
-                own.addAll(device.nodes());
-                specDevices.putIfAbsent(result.device(), new CdiSpecs.SpecDevice(
-                        CdiSpecs.deviceName(uid, result.device()), device.nodes()));
-                byBase.computeIfAbsent(result.baseRequest(), b -> new ArrayList<>())
-                        .add(new DeviceMetadata.Entry(result, device));
-            }
-            List<DeviceNode> shared = granted.nodes().stream().filter(n -> !own.contains(n)).toList();
-            Path spec = paths.claimSpec(uid);
-            files.add(spec);
-            AtomicFiles.write(spec, CdiSpecs.claimSpec(paths.driver(), List.copyOf(specDevices.values()), shared));
-            Path metadataDir = paths.metadataDir(claim.claim());
-            files.add(metadataDir);
-            List<PreparedDevice> answer = new ArrayList<>();
-            for (Map.Entry<String, List<DeviceMetadata.Entry>> base : byBase.entrySet()) {
-                Path file = metadataDir.resolve(base.getKey()).resolve("metadata.json");
-                AtomicFiles.write(file, DeviceMetadata.stream(paths.driver(), claim, base.getValue()));
-                Path mount = paths.metadataSpec(uid, base.getKey());
-                files.add(mount);
-                AtomicFiles.write(mount, CdiSpecs.metadataSpec(paths.driver(), uid, base.getKey(), file.toString(),
-                        DeviceMetadata.containerPath(paths.driver(), claim, base.getKey())));
-                boolean first = true;
-                for (DeviceMetadata.Entry entry : base.getValue()) {
-                    List<String> ids = new ArrayList<>();
-                    ids.add(CdiSpecs.claimId(paths.driver(), uid, entry.allocated().device()));
-                    if (first) {
-                        ids.add(CdiSpecs.metadataId(paths.driver(), uid, base.getKey()));
-                        first = false;
-                    }
-                    answer.add(new PreparedDevice(List.of(base.getKey()), entry.allocated().pool(),
-                            entry.allocated().device(), ids));
+        Set<DeviceNode> own = new HashSet<>();
+        Map<String, CdiSpecs.SpecDevice> specDevices = new LinkedHashMap<>();
+        Map<String, List<DeviceMetadata.Entry>> byBase = new LinkedHashMap<>();
+        for (AllocatedDevice result : ours) {
+            HandedDevice device = handedFor(result, granted);
+            own.addAll(device.nodes());
+            specDevices.putIfAbsent(result.device(), new CdiSpecs.SpecDevice(
+                    CdiSpecs.deviceName(uid, result.device()), device.nodes()));
+            byBase.computeIfAbsent(result.baseRequest(), b -> new ArrayList<>())
+                    .add(new DeviceMetadata.Entry(result, device));
+        }
+        List<DeviceNode> shared = granted.nodes().stream().filter(n -> !own.contains(n)).toList();
+        List<Text> files = new ArrayList<>();
+        List<Path> owned = new ArrayList<>();
+        Path spec = paths.claimSpec(uid);
+        files.add(new Text(spec, CdiSpecs.claimSpec(paths.driver(), List.copyOf(specDevices.values()), shared)));
+        owned.add(spec);
+        Path metadataDir = paths.metadataDir(claim.claim());
+        owned.add(metadataDir);
+        List<PreparedDevice> answer = new ArrayList<>();
+        for (Map.Entry<String, List<DeviceMetadata.Entry>> base : byBase.entrySet()) {
+            Path file = metadataDir.resolve(base.getKey()).resolve("metadata.json");
+            files.add(new Text(file, DeviceMetadata.stream(paths.driver(), claim, base.getValue())));
+            Path mount = paths.metadataSpec(uid, base.getKey());
+            files.add(new Text(mount, CdiSpecs.metadataSpec(paths.driver(), uid, base.getKey(), file.toString(),
+                    DeviceMetadata.containerPath(paths.driver(), claim, base.getKey()))));
+            owned.add(mount);
+            boolean first = true;
+            for (DeviceMetadata.Entry entry : base.getValue()) {
+                List<String> ids = new ArrayList<>();
+                ids.add(CdiSpecs.claimId(paths.driver(), uid, entry.allocated().device()));
+                if (first) {
+                    ids.add(CdiSpecs.metadataId(paths.driver(), uid, base.getKey()));
+                    first = false;
                 }
+                answer.add(new PreparedDevice(List.of(base.getKey()), entry.allocated().pool(),
+                        entry.allocated().device(), ids));
             }
-            return new PreparedClaim(claim.claim(), answer, files);
+        }
+        return new Plan(claim.claim(), files, owned, answer);
+    }
+
+    /** Writes the plan's files, each atomically; on failure deletes what it wrote. */
+    PreparedClaim write(Plan plan) throws IOException {
+        try {
+            for (Text text : plan.files()) {
+                AtomicFiles.write(text.path(), text.content());
+            }
+            return new PreparedClaim(plan.claim(), plan.devices(), plan.owned());
         } catch (IOException | RuntimeException e) {
-            deleteQuietly(files);
+            deleteQuietly(plan.owned());
             throw e instanceof IOException io ? io : new IOException(e.toString(), e);
         }
     }
@@ -96,7 +123,7 @@ final class ClaimFiles {
             try {
                 AtomicFiles.delete(file);
             } catch (IOException e) {
-                LOG.warn("Cannot delete {}: {}", file, e.toString());
+                LOG.warn("Cannot delete {}: {}", file, dev.vgpu.core.internal.Printable.of(e.toString(), 200));
             }
         }
     }

@@ -15,19 +15,20 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Prepares and unprepares claims (docs/DRA.md §2, §5): reads each claim's allocation, keeps this driver's results,
- * checks the devices with {@link Handovers} ({@link VfioNodes#LEGACY}, what KubeVirt's DRA path reads), writes the
- * claim's CDI spec and per request the metadata file and its CDI mount, and keeps the answer in the checkpoint.
+ * One Prepare or Unprepare call's work (docs/DRA.md §2, §5), on plain values: the claims the owner holds, the
+ * claims already read, the snapshot; answered with the claims held afterwards and one outcome per claim. Checks each
+ * claim ({@link #needs}: this driver's results, at most {@link DraLimits#resultsPerClaim}, this node's pool, devices
+ * advertised and not held by another claim), re-checks the devices with {@link Handovers} ({@link VfioNodes#LEGACY},
+ * what KubeVirt's DRA path reads), writes the claim's files ({@link ClaimFiles}) and the checkpoint.
  *
- * <p>Confined to the plugin's claims thread: the prepared map, the checkpoint file and (through {@link ClaimFiles})
- * every file under the CDI and metadata directories are written by that thread only. The snapshot comes from a supplier that reads a
- * {@code volatile} the rescan thread writes.
+ * <p>Threads: runs on the plugin's claim-files lane, one call at a time (the owner hands it the next call once it
+ * has taken the answer of the last), so the files and the checkpoint are written by one call at a time; it holds no
+ * state of its own. Blocking: sysfs reads and local file writes, never the API server.
  */
 final class ClaimPreparer {
 
@@ -42,23 +43,30 @@ final class ClaimPreparer {
     private final PluginPaths paths;
     private final String pool;
     private final Handovers handovers;
-    private final ClaimReader reader;
-    private final Supplier<Snapshot> snapshot;
+    private final DraLimits limits;
     private final ClaimFiles files;
-    /** Claim UID to what was prepared, in checkpoint order. */
-    private final Map<String, PreparedClaim> prepared;
 
-    ClaimPreparer(PluginPaths paths, String pool, Handovers handovers, ClaimReader reader,
-                  Supplier<Snapshot> snapshot) {
+    ClaimPreparer(PluginPaths paths, String pool, Handovers handovers, DraLimits limits) {
         this.paths = paths;
         this.pool = pool;
         this.handovers = handovers;
-        this.reader = reader;
-        this.snapshot = snapshot;
+        this.limits = limits;
         this.files = new ClaimFiles(paths);
-        this.prepared = Checkpoint.load(paths.checkpoint());
-        if (!prepared.isEmpty()) {
-            LOG.info("Restored {} prepared claims from {}", prepared.size(), paths.checkpoint());
+    }
+
+    /**
+     * What a call left behind.
+     *
+     * @param claims   every prepared claim by UID afterwards, in checkpoint order
+     * @param outcomes per distinct UID of the call, in call order: empty when done, else why not
+     * @param devices  per UID of a claim prepared by this call (or repeated), its devices by pool name, for the log
+     */
+    record Result(Map<String, PreparedClaim> claims, Map<String, Optional<String>> outcomes,
+                  Map<String, List<PreparedDevice>> devices) {
+        Result {
+            claims = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(claims));
+            outcomes = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(outcomes));
+            devices = Map.copyOf(devices);
         }
     }
 
@@ -69,57 +77,133 @@ final class ClaimPreparer {
         }
     }
 
-    /** How many claims are prepared now. */
-    int preparedCount() {
-        return prepared.size();
-    }
-
-    /** One outcome per distinct UID of the request, in request order. */
-    Map<String, ClaimOutcome> prepare(List<ClaimRef> claims) {
-        Map<String, ClaimOutcome> out = new LinkedHashMap<>();
-        for (ClaimRef claim : claims) {
-            if (!out.containsKey(claim.uid())) {
-                ClaimOutcome outcome;
-                try {
-                    outcome = new ClaimOutcome.Prepared(prepare(claim));
-                } catch (ClaimError e) {
-                    LOG.warn("Cannot prepare claim {}: {}", claim, e.getMessage());
-                    outcome = new ClaimOutcome.Failed(e.getMessage());
+    /**
+     * Prepares every distinct claim of the call: a claim prepared already is answered as before (its devices are not
+     * checked again: a VM may run on them), any other from what {@code reads} holds for it.
+     */
+    Result prepare(List<ClaimRef> call, Map<String, ClaimReader.Answer> reads, Snapshot snapshot,
+                   Map<String, PreparedClaim> held) {
+        Map<String, PreparedClaim> claims = new LinkedHashMap<>(held);
+        Map<String, Optional<String>> outcomes = new LinkedHashMap<>();
+        Map<String, List<PreparedDevice>> devices = new LinkedHashMap<>();
+        List<PreparedClaim> written = new ArrayList<>();
+        for (ClaimRef ref : call) {
+            if (outcomes.containsKey(ref.uid())) {
+                continue;
+            }
+            try {
+                PreparedClaim done = claims.get(ref.uid());
+                if (done == null) {
+                    done = prepare(ref, reads.get(ref.uid()), snapshot, claims);
+                    if (!done.devices().isEmpty()) {
+                        // A claim without devices of this driver has nothing to remember.
+                        claims.put(ref.uid(), done);
+                        written.add(done);
+                    }
                 }
-                out.put(claim.uid(), outcome);
+                outcomes.put(ref.uid(), Optional.empty());
+                devices.put(ref.uid(), done.devices());
+            } catch (ClaimError e) {
+                outcomes.put(ref.uid(), Optional.of(e.getMessage()));
             }
         }
-        return out;
-    }
-
-    /** One answer per distinct UID of the request: empty when unprepared (or never prepared), else the error. */
-    Map<String, Optional<String>> unprepare(List<ClaimRef> claims) {
-        Map<String, Optional<String>> out = new LinkedHashMap<>();
-        for (ClaimRef claim : claims) {
-            if (!out.containsKey(claim.uid())) {
-                Optional<String> error = unprepare(claim);
-                error.ifPresent(e -> LOG.warn("Cannot unprepare claim {}: {}", claim, e));
-                out.put(claim.uid(), error);
+        if (!written.isEmpty()) {
+            try {
+                Checkpoint.save(paths.checkpoint(), claims.values());
+            } catch (IOException e) {
+                // Nothing of these claims stays: the kubelet retries them.
+                String error = "cannot write the checkpoint " + paths.checkpoint() + ": " + Printable.of(
+                        e.getMessage(), 200);
+                for (PreparedClaim claim : written) {
+                    ClaimFiles.deleteQuietly(claim.files());
+                    claims.remove(claim.claim().uid());
+                    devices.remove(claim.claim().uid());
+                    outcomes.put(claim.claim().uid(), Optional.of(error));
+                }
             }
         }
-        return out;
+        return new Result(claims, outcomes, devices);
     }
 
-    private List<PreparedDevice> prepare(ClaimRef ref) throws ClaimError {
+    /**
+     * Unprepares every distinct claim of the call: deletes what Prepare wrote (a claim the checkpoint does not know:
+     * its files by their names), then writes the checkpoint without them.
+     */
+    Result unprepare(List<ClaimRef> call, Map<String, PreparedClaim> held) {
+        Map<String, PreparedClaim> claims = new LinkedHashMap<>(held);
+        Map<String, Optional<String>> outcomes = new LinkedHashMap<>();
+        List<PreparedClaim> removed = new ArrayList<>();
+        for (ClaimRef ref : call) {
+            if (outcomes.containsKey(ref.uid())) {
+                continue;
+            }
+            PreparedClaim claim = claims.get(ref.uid());
+            List<Path> written = claim != null ? claim.files() : filesByName(ref, claims);
+            try {
+                for (Path file : written) {
+                    if (paths.mayHold(file)) {
+                        AtomicFiles.delete(file);
+                    }
+                }
+                if (claim != null) {
+                    claims.remove(ref.uid());
+                    removed.add(claim);
+                }
+                outcomes.put(ref.uid(), Optional.empty());
+            } catch (IOException e) {
+                outcomes.put(ref.uid(), Optional.of("cannot delete the files of claim " + ref + ": "
+                        + Printable.of(e.toString(), 200)));
+            }
+        }
+        if (!removed.isEmpty()) {
+            try {
+                Checkpoint.save(paths.checkpoint(), claims.values());
+            } catch (IOException e) {
+                String error = "cannot write the checkpoint " + paths.checkpoint() + ": " + Printable.of(
+                        e.getMessage(), 200);
+                for (PreparedClaim claim : removed) {
+                    // Still held: its files are gone, and a repeated Unprepare removes it then.
+                    claims.put(claim.claim().uid(), claim);
+                    outcomes.put(claim.claim().uid(), Optional.of(error));
+                }
+            }
+        }
+        return new Result(claims, outcomes, Map.of());
+    }
+
+    private PreparedClaim prepare(ClaimRef ref, ClaimReader.Answer read, Snapshot snapshot,
+                                  Map<String, PreparedClaim> claims) throws ClaimError {
         checkRef(ref);
-        PreparedClaim earlier = prepared.get(ref.uid());
-        if (earlier != null) {
-            LOG.debug("Claim {} is prepared already; answering the same devices", ref);
-            return earlier.devices();
-        }
-        AllocatedClaim claim = read(ref);
+        AllocatedClaim claim = allocated(ref, read);
         List<AllocatedDevice> ours = claim.results().stream()
                 .filter(r -> r.driver().equals(paths.driver().value())).toList();
-        if (ours.isEmpty()) {
-            return List.of();
+        List<Device> devices = needs(claim, ours, snapshot, claims);
+        if (devices.isEmpty()) {
+            return new PreparedClaim(ref, List.of(), List.of());
         }
-        Snapshot now = snapshot.get();
-        Map<String, Device> byName = DeviceNames.index(now);
+        Handover handover = handovers.check(snapshot, devices, VfioNodes.LEGACY);
+        if (handover instanceof Handover.Refused refused) {
+            throw new ClaimError(refused.reason());
+        }
+        try {
+            return files.write(files.plan(claim, ours, (Handover.Granted) handover));
+        } catch (IOException e) {
+            throw new ClaimError("cannot write the CDI spec or device metadata of claim " + ref + ": "
+                    + Printable.of(e.getMessage(), 200));
+        }
+    }
+
+    /**
+     * What a claim needs: the snapshot's device for each of this driver's results, checked without touching the
+     * host (how many, which pool, advertised, not held by another claim). Pure.
+     */
+    private List<Device> needs(AllocatedClaim claim, List<AllocatedDevice> ours, Snapshot snapshot,
+                               Map<String, PreparedClaim> claims) throws ClaimError {
+        if (ours.size() > limits.resultsPerClaim()) {
+            throw new ClaimError("claim " + claim.claim() + " has " + ours.size() + " allocation results of driver "
+                    + paths.driver() + ", at most " + limits.resultsPerClaim() + " (the API's bound) are prepared");
+        }
+        Map<String, Device> byName = DeviceNames.index(snapshot);
         List<Device> devices = new ArrayList<>();
         for (AllocatedDevice result : ours) {
             checkRequest(result.request());
@@ -132,54 +216,31 @@ final class ClaimPreparer {
                 throw new ClaimError("unknown device " + Printable.of(result.device()) + ": not advertised on this"
                         + " node");
             }
-            for (PreparedClaim other : prepared.values()) {
+            for (PreparedClaim other : claims.values()) {
                 if (other.holds(pool, result.device())) {
                     throw new ClaimError("device " + result.device() + " is already prepared for claim "
                             + other.claim());
                 }
             }
-            devices.add(device);
+            if (!devices.contains(device)) {
+                devices.add(device);
+            }
         }
-        Handover handover = handovers.check(now, devices, VfioNodes.LEGACY);
-        if (handover instanceof Handover.Refused refused) {
-            throw new ClaimError(refused.reason());
-        }
-        PreparedClaim done;
-        try {
-            done = files.write(claim, ours, (Handover.Granted) handover);
-        } catch (IOException e) {
-            throw new ClaimError("cannot write the CDI spec or device metadata of claim " + ref + ": "
-                    + e.getMessage());
-        }
-        prepared.put(ref.uid(), done);
-        try {
-            Checkpoint.save(paths.checkpoint(), prepared.values());
-        } catch (IOException e) {
-            prepared.remove(ref.uid());
-            ClaimFiles.deleteQuietly(done.files());
-            throw new ClaimError("cannot write the checkpoint " + paths.checkpoint() + ": " + e.getMessage());
-        }
-        LOG.info("Prepared claim {}: {}", ref, ours.stream().map(AllocatedDevice::device).toList());
-        return done.devices();
+        return devices;
     }
 
-    private AllocatedClaim read(ClaimRef ref) throws ClaimError {
-        ClaimReader.Answer answer;
-        try {
-            answer = reader.read(ref);
-        } catch (RuntimeException e) {
-            throw new ClaimError("cannot read claim " + ref + ": " + e);
+    private static AllocatedClaim allocated(ClaimRef ref, ClaimReader.Answer answer) throws ClaimError {
+        if (answer == null) {
+            throw new ClaimError("claim " + ref + " was not read: the call's time ran out first, or the claim was"
+                    + " unprepared while the call waited; the kubelet retries it");
         }
         if (answer instanceof ClaimReader.Unavailable unavailable) {
-            throw new ClaimError(unavailable.reason());
+            throw new ClaimError(Printable.of(unavailable.reason(), 1_000));
         }
-        if (!(answer instanceof ClaimReader.Allocated allocated)) {
-            throw new ClaimError("cannot read claim " + ref + ": the reader answered nothing");
-        }
-        AllocatedClaim claim = allocated.claim();
+        AllocatedClaim claim = ((ClaimReader.Allocated) answer).claim();
         if (!claim.claim().equals(ref)) {
             throw new ClaimError("claim " + ref.namespace() + "/" + ref.name() + " read as " + claim.claim()
-                    + ", not the claim the kubelet asked for (" + ref.uid() + ")");
+                    + ", not the claim the kubelet asked for (" + ref + ")");
         }
         Optional<String> podClaimName = claim.podClaimName();
         if (podClaimName.isPresent() && !LABEL.matcher(podClaimName.get()).matches()) {
@@ -189,54 +250,32 @@ final class ClaimPreparer {
         return claim;
     }
 
-    private Optional<String> unprepare(ClaimRef ref) {
-        PreparedClaim claim = prepared.get(ref.uid());
-        List<Path> written = claim != null ? claim.files() : filesByName(ref);
-        try {
-            for (Path file : written) {
-                AtomicFiles.delete(file);
-            }
-        } catch (IOException e) {
-            return Optional.of("cannot delete the files of claim " + ref + ": " + e);
-        }
-        if (claim != null) {
-            prepared.remove(ref.uid());
-            try {
-                Checkpoint.save(paths.checkpoint(), prepared.values());
-            } catch (IOException e) {
-                prepared.put(ref.uid(), claim);
-                return Optional.of("cannot write the checkpoint " + paths.checkpoint() + ": " + e.getMessage());
-            }
-            LOG.info("Unprepared claim {}", ref);
-        }
-        return Optional.empty();
-    }
-
     /**
      * What Prepare would have written for a claim the checkpoint does not know (it was lost, or the claim was
      * never prepared): its specs by name, and its metadata directory unless a prepared claim owns that one.
      */
-    private List<Path> filesByName(ClaimRef ref) {
+    private List<Path> filesByName(ClaimRef ref, Map<String, PreparedClaim> claims) {
         try {
             checkRef(ref);
         } catch (ClaimError e) {
             return List.of();
         }
-        List<Path> files = new ArrayList<>();
-        files.add(paths.claimSpec(ref.uid()));
+        List<Path> out = new ArrayList<>();
+        out.add(paths.claimSpec(ref.uid()));
         String prefix = paths.metadataSpecPrefix(ref.uid());
         if (Files.isDirectory(paths.cdiDir())) {
             try (DirectoryStream<Path> specs = Files.newDirectoryStream(paths.cdiDir(), prefix + "*.json")) {
-                specs.forEach(files::add);
+                specs.forEach(out::add);
             } catch (IOException e) {
-                LOG.warn("Cannot list {} for the metadata specs of claim {}: {}", paths.cdiDir(), ref, e.toString());
+                LOG.warn("Cannot list {} for the metadata specs of claim {}: {}", paths.cdiDir(), ref,
+                        Printable.of(e.toString(), 200));
             }
         }
         Path metadataDir = paths.metadataDir(ref);
-        if (prepared.values().stream().noneMatch(p -> p.files().contains(metadataDir))) {
-            files.add(metadataDir);
+        if (claims.values().stream().noneMatch(p -> p.files().contains(metadataDir))) {
+            out.add(metadataDir);
         }
-        return files;
+        return out;
     }
 
     private static void checkRef(ClaimRef ref) throws ClaimError {
@@ -258,5 +297,4 @@ final class ClaimPreparer {
             throw new ClaimError("request \"" + Printable.of(request) + "\" is not a DNS label or label/label");
         }
     }
-
 }

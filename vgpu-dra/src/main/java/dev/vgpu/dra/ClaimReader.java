@@ -1,12 +1,14 @@
 package dev.vgpu.dra;
 
+import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Where Prepare reads a claim's allocation: the API server in a cluster (a reader that GETs
- * {@code resource.k8s.io/v1} ResourceClaims; not part of this module yet), or anything a test or an embedding
- * program holds. Called from the plugin's one claims thread, one claim at a time; it may block (the kubelet gives a
- * call 45 s).
+ * Where Prepare reads a claim's allocation: the API server in a cluster ({@code vgpu-dra-apiserver}'s
+ * {@code ApiClaimReader}, which GETs {@code resource.k8s.io/v1} ResourceClaims), or anything a test or an embedding
+ * program holds. The plugin reads every claim of a call before Prepare sees it, as the Go helper does, on its one
+ * read thread ({@code vgpu-dra-reads}), one claim at a time, never on the thread that owns the prepared claims: a
+ * read that blocks delays only the Prepare calls behind it, never an Unprepare or a repeated Prepare.
  * <pre>{@code
  * ClaimReader reader = ref -> claims.containsKey(ref.uid())
  *         ? new ClaimReader.Allocated(claims.get(ref.uid()))
@@ -20,6 +22,16 @@ public interface ClaimReader {
      * The claim's allocation, or why there is none. An exception counts as {@link Unavailable} with its message.
      */
     Answer read(ClaimRef claim);
+
+    /**
+     * Reads within {@code timeLeft}, what remains of the kubelet's call (its gRPC deadline; 45 s, the kubelet's, when
+     * the call carried none). A reader that talks to an API server bounds each request and its retries by it and
+     * answers {@link Unavailable} once it runs out: the kubelet has given up by then, and retries the claim itself.
+     * The default ignores it, for readers that answer at once.
+     */
+    default Answer read(ClaimRef claim, Duration timeLeft) {
+        return read(claim);
+    }
 
     /** What a read found. */
     sealed interface Answer permits Allocated, Unavailable {

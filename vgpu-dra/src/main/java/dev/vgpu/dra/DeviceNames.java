@@ -10,22 +10,23 @@ import java.util.Map;
 /**
  * A device's name in this driver's pool: {@code pci-<bdf with ':' and '.' as '-'>} for a PCI function,
  * {@code mdev-<uuid>} for a mediated device. Both are DNS labels (at most 63 characters of {@code [a-z0-9-]}), as a
- * ResourceSlice device name must be; a raw BDF is not (docs/DRA.md §4).
+ * ResourceSlice device name must be; a raw BDF is not (docs/DRA.md §4). The ResourceSlice publisher and Prepare
+ * both name devices with it.
  */
-final class DeviceNames {
+public final class DeviceNames {
 
     private DeviceNames() {
     }
 
     /** The pool name of one device. */
-    static String of(Device device) {
+    public static String of(Device device) {
         String id = device.id().toLowerCase(Locale.ROOT);
         return device.attachment() == Attachment.MEDIATED ? "mdev-" + id
                 : "pci-" + id.replace(':', '-').replace('.', '-');
     }
 
     /** Every advertised device of the snapshot by its pool name. */
-    static Map<String, Device> index(Snapshot snapshot) {
+    public static Map<String, Device> index(Snapshot snapshot) {
         Map<String, Device> byName = new HashMap<>();
         snapshot.resources().values().forEach(r -> r.devices().forEach(d -> byName.put(of(d), d)));
         return byName;

@@ -2,10 +2,11 @@ package dev.vgpu.dra;
 
 /**
  * Hears what the DRA plugin and the slice publisher do, for metrics ({@link DraPlugin.Builder#observer},
- * {@link SlicePublisher.Builder#observer}); every method does nothing unless overridden.
+ * {@code dev.vgpu.dra.apiserver.SlicePublisher.Builder#observer}); every method does nothing unless overridden.
  *
- * <p>Threads: the claim methods are called on the plugin's claims thread ({@code vgpu-dra-claims}), the slice method
- * on the publisher's thread ({@code vgpu-dra-slices}); an implementation must be thread-safe and must not block.
+ * <p>Threads: the claim methods are called in the plugin's serial context (on one of its scheduler threads), once
+ * per answered call; the slice method on the publisher's lane; an implementation must be thread-safe and must not
+ * block.
  */
 public interface DraObserver {
 

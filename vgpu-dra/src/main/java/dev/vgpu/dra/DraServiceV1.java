@@ -11,8 +11,6 @@ import dev.vgpu.dra.grpc.v1.NodeUnprepareResourcesRequest;
 import dev.vgpu.dra.grpc.v1.NodeUnprepareResourcesResponse;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 
 /** {@code k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin}: translates messages for {@link ClaimCalls}. */
 final class DraServiceV1 extends DRAPluginGrpc.DRAPluginImplBase {
@@ -39,24 +37,25 @@ final class DraServiceV1 extends DRAPluginGrpc.DRAPluginImplBase {
         return claims.stream().map(c -> new ClaimRef(c.getNamespace(), c.getName(), c.getUid())).toList();
     }
 
-    private static NodePrepareResourcesResponse prepared(Map<String, ClaimOutcome> outcomes) {
+    private static NodePrepareResourcesResponse prepared(ClaimPreparer.Result result) {
         NodePrepareResourcesResponse.Builder out = NodePrepareResourcesResponse.newBuilder();
-        outcomes.forEach((uid, outcome) -> {
+        result.outcomes().forEach((uid, error) -> {
             NodePrepareResourceResponse.Builder claim = NodePrepareResourceResponse.newBuilder();
-            if (outcome instanceof ClaimOutcome.Prepared ok) {
-                ok.devices().forEach(d -> claim.addDevices(Device.newBuilder().addAllRequestNames(d.requestNames())
-                        .setPoolName(d.pool()).setDeviceName(d.device()).addAllCdiDeviceIds(d.cdiIds())));
-            } else if (outcome instanceof ClaimOutcome.Failed failed) {
-                claim.setError(failed.error());
+            if (error.isPresent()) {
+                claim.setError(error.get());
+            } else {
+                result.devices().getOrDefault(uid, List.of()).forEach(d -> claim.addDevices(Device.newBuilder()
+                        .addAllRequestNames(d.requestNames()).setPoolName(d.pool()).setDeviceName(d.device())
+                        .addAllCdiDeviceIds(d.cdiIds())));
             }
             out.putClaims(uid, claim.build());
         });
         return out.build();
     }
 
-    private static NodeUnprepareResourcesResponse unprepared(Map<String, Optional<String>> errors) {
+    private static NodeUnprepareResourcesResponse unprepared(ClaimPreparer.Result result) {
         NodeUnprepareResourcesResponse.Builder out = NodeUnprepareResourcesResponse.newBuilder();
-        errors.forEach((uid, error) -> out.putClaims(uid, NodeUnprepareResourceResponse.newBuilder()
+        result.outcomes().forEach((uid, error) -> out.putClaims(uid, NodeUnprepareResourceResponse.newBuilder()
                 .setError(error.orElse("")).build()));
         return out.build();
     }

@@ -6,6 +6,8 @@ import dev.vgpu.dra.grpc.health.v1alpha1.DeviceIdentifier;
 import dev.vgpu.dra.grpc.health.v1alpha1.HealthStatus;
 import dev.vgpu.dra.grpc.health.v1alpha1.NodeWatchResourcesRequest;
 import dev.vgpu.dra.grpc.health.v1alpha1.NodeWatchResourcesResponse;
+import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
+import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
@@ -13,7 +15,7 @@ import java.util.List;
 /**
  * {@code v1alpha1.DRAResourceHealth} (the first kubelets with ResourceHealthStatus): hands each stream to
  * {@link HealthStreams} and turns its reports into this version's messages. The handler runs on a gRPC call thread and
- * returns at once; the stream's messages are sent from the health thread.
+ * returns at once; the stream's messages are sent from the plugin's serial context.
  */
 final class HealthServiceV1alpha1 extends DRAResourceHealthGrpc.DRAResourceHealthImplBase {
 
@@ -50,13 +52,18 @@ final class HealthServiceV1alpha1 extends DRAResourceHealthGrpc.DRAResourceHealt
             }
 
             @Override
+            public void fail(Status status) {
+                call.onError(status.asRuntimeException());
+            }
+
+            @Override
             public String describe() {
                 return "v1alpha1";
             }
         };
         call.setOnCancelHandler(() -> streams.closed(sink));
         call.setOnReadyHandler(() -> streams.ready(sink));
-        streams.open(sink);
+        streams.open(sink, UnixDomainTransport.connection());
     }
 
     private static HealthStatus status(HealthReport.Status status) {

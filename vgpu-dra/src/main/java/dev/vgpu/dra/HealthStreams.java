@@ -1,43 +1,34 @@
 package dev.vgpu.dra;
 
-import dev.vgpu.core.Snapshot;
-import dev.vgpu.core.internal.Threads;
-import java.time.Clock;
-import java.time.Duration;
+import dev.vgpu.core.internal.SerialContext;
+import io.grpc.Status;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
+import java.util.function.LongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The kubelet's {@code DRAResourceHealth} streams of one plugin (docs/DRA.md, "Does (health stream)"): each open
- * stream gets the health of every device of the current snapshot when it opens, after every change (of the
- * unhealthy ids or of the device list) and again every {@code refresh} (the kubelet takes a device it has not heard
- * of for 30 s as unknown). Until
- * the first {@link #health} every device is {@code UNKNOWN} (its message says it is not checked yet): a restarted
- * plugin must not call a faulty device healthy before its checks have run. After it, a device is unhealthy when its
- * id is in the map last given to {@link #health}, with that map's reason as the message (at most
- * {@value #MAX_MESSAGE} characters, as the kubelet keeps), healthy otherwise.
+ * stream gets the health of every device when it opens, after every change (of the verdicts or of the device list)
+ * and again every refresh period (the kubelet takes a device it has not heard of for 30 s as unknown). What a device
+ * reports comes from the owner ({@code reports}): unknown until the first health check, then healthy or unhealthy
+ * with the reason as the message (at most {@value #MAX_MESSAGE} characters, as the kubelet keeps).
  *
- * <p>Threads: the one health thread ({@value #THREAD_NAME}) owns the open streams, the unhealthy ids and the
- * device names last sent; gRPC's threads (a stream opened, ready, cancelled) and the plugin's callers
- * ({@link #health}, {@link #snapshotChanged}) only post to it, so every message of a stream is sent from that thread.
- * A stream that flow control holds back keeps one pending flag and gets the then-current list when it is ready.
+ * <p>Bounded (docs/RELIABILITY.md, "DRA mode"): at most {@link DraLimits#healthStreamsPerConnection} open streams a
+ * connection and {@link DraLimits#healthStreams} in all. A new stream beyond either bound is admitted and the oldest
+ * of that connection, or of all, is ended with {@code RESOURCE_EXHAUSTED}: the kubelet's stream, reopened after a
+ * restart, always gets in, and a client that opens streams it never reads holds at most the bound. A message is sent
+ * only when flow control lets it go; a stream held back keeps one pending flag and gets the then-current list.
+ *
+ * <p>Threads: owned by the plugin's serial context, where every method runs and every message is sent; gRPC's
+ * threads (a stream opened, ready, cancelled) only post. One DEBUG line per stream; INFO only when the first stream
+ * opens or the last one ends.
  */
-final class HealthStreams implements AutoCloseable {
+final class HealthStreams {
 
-    /** How often an unchanged list is sent again: well inside the kubelet's 30 s. */
-    static final Duration REFRESH = Duration.ofSeconds(10);
-
-    private static final Logger LOG = LoggerFactory.getLogger(HealthStreams.class);
     /** The message of an unhealthy device given without a reason. */
     static final String UNHEALTHY_MESSAGE = "marked unhealthy by the vgpu daemon's health checks (its log says why)";
     /** The message of every device before the first verdict. */
@@ -45,10 +36,9 @@ final class HealthStreams implements AutoCloseable {
     /** The longest message the kubelet keeps. */
     static final int MAX_MESSAGE = 1024;
 
-    /**
-     * One open stream of either API version. Called on the health thread only, but for {@link #complete} of a stream
-     * opened after the health thread stopped, which its opener ends.
-     */
+    private static final Logger LOG = LoggerFactory.getLogger(HealthStreams.class);
+
+    /** One open stream of either API version; called in the context only. */
     interface Sink {
         /** Whether flow control lets a message go now. */
         boolean ready();
@@ -57,145 +47,173 @@ final class HealthStreams implements AutoCloseable {
 
         void complete();
 
-        /** For log lines: the API version and the peer. */
+        /** Ends the stream with this status. */
+        void fail(Status status);
+
+        /** For log lines: the API version. */
         String describe();
     }
 
-    private final String pool;
-    private final Supplier<Snapshot> snapshot;
-    private final Clock clock;
-    private final ScheduledThreadPoolExecutor thread;
-    // Health thread only.
-    private final Map<Sink, Boolean> pendingBySink = new HashMap<>();
-    /** Unhealthy device id → its message; null until the first verdict. */
-    private Map<String, String> unhealthy;
+    private final SerialContext owner;
+    private final DraLimits limits;
+    private final LongFunction<List<HealthReport>> reports;
+    private final java.time.Clock clock;
+    private final Runnable countChanged;
+
+    // Owner context only: open streams in the order they opened, each with its connection and pending flag.
+    private final Map<Sink, Open> open = new LinkedHashMap<>();
     private List<String> sentNames = List.of();
+    private boolean closed;
 
-    /** The health thread's name, unless a caller's factory names it. */
-    static final String THREAD_NAME = "vgpu-dra-health-stream";
+    private static final class Open {
+        final long connection;
+        boolean pending = true;
 
-    HealthStreams(String pool, Supplier<Snapshot> snapshot, Clock clock, Duration refresh,
-                  java.util.concurrent.ThreadFactory threads) {
-        this.pool = Objects.requireNonNull(pool, "pool");
-        this.snapshot = Objects.requireNonNull(snapshot, "snapshot");
-        this.clock = Objects.requireNonNull(clock, "clock");
-        this.thread = Threads.owner(Objects.requireNonNull(threads, "threads"));
-        long millis = refresh.toMillis();
-        thread.scheduleWithFixedDelay(() -> sendAll(false), millis, millis, TimeUnit.MILLISECONDS);
+        Open(long connection) {
+            this.connection = connection;
+        }
     }
 
-    /** A stream the kubelet opened: it gets the list at once. Any thread. */
-    void open(Sink sink) {
-        boolean taken = post(() -> {
-            pendingBySink.put(sink, true);
-            LOG.info("The kubelet watches device health ({}); {} stream(s) open", sink.describe(),
-                    pendingBySink.size());
-            flush(sink, reports());
+    /**
+     * @param reports      every device's report at a time in Unix seconds, in the context
+     * @param countChanged told in the context when a stream opened or ended
+     */
+    HealthStreams(SerialContext owner, DraLimits limits, LongFunction<List<HealthReport>> reports,
+                  java.time.Clock clock, Runnable countChanged) {
+        this.owner = owner;
+        this.limits = limits;
+        this.reports = reports;
+        this.clock = clock;
+        this.countChanged = countChanged;
+    }
+
+    /** A stream opened on {@code connection}; it gets the list at once. Any thread: posts. */
+    void open(Sink sink, long connection) {
+        owner.execute(() -> {
+            if (closed) {
+                sink.complete();
+                return;
+            }
+            endOldest(e -> e.getValue().connection == connection, limits.healthStreamsPerConnection() - 1,
+                    "this connection");
+            endOldest(e -> true, limits.healthStreams() - 1, "this plugin");
+            open.put(sink, new Open(connection));
+            LOG.debug("A health stream opened ({}, connection {}); {} open", sink.describe(), connection, open.size());
+            if (open.size() == 1) {
+                LOG.info("The kubelet watches device health ({})", sink.describe());
+            }
+            flush(sink, reports.apply(now()));
+            countChanged.run();
         });
-        if (!taken) {
-            // Closed: the stream ends now, on the opener's thread (no health thread is left to own it), instead of
-            // waiting for a list that never comes.
+    }
+
+    /** A stream that flow control lets go again. Any thread: posts. */
+    void ready(Sink sink) {
+        owner.execute(() -> {
+            Open state = open.get(sink);
+            if (state != null && state.pending) {
+                flush(sink, reports.apply(now()));
+            }
+        });
+    }
+
+    /** A stream the client cancelled or that broke: nothing more is sent on it. Any thread: posts. */
+    void closed(Sink sink) {
+        owner.execute(() -> {
+            if (open.remove(sink) != null) {
+                LOG.debug("A health stream ended ({}); {} open", sink.describe(), open.size());
+                if (open.isEmpty()) {
+                    LOG.info("No health stream is open any more");
+                }
+                countChanged.run();
+            }
+        });
+    }
+
+    /** How many streams are open. In the context. */
+    int count() {
+        return open.size();
+    }
+
+    /** The verdicts changed: every stream gets the list now. In the context. */
+    void changed() {
+        sendAll();
+    }
+
+    /** The device list may have changed: sent at once if it did. In the context. */
+    void devicesChanged() {
+        List<String> names = reports.apply(now()).stream().map(HealthReport::device).toList();
+        if (!names.equals(sentNames)) {
+            sendAll();
+        }
+    }
+
+    /** The periodic refresh: every stream gets the list again. In the context. */
+    void refresh() {
+        sendAll();
+    }
+
+    /** Ends every stream normally; a stream opened later is ended at once. In the context. */
+    void close() {
+        closed = true;
+        open.keySet().forEach(sink -> {
             try {
                 sink.complete();
             } catch (RuntimeException e) {
-                LOG.debug("Ending a health stream opened after close: {}", e.toString());
+                LOG.debug("Ending a health stream: {}", e.toString());
+            }
+        });
+        open.clear();
+    }
+
+    /** Ends the oldest streams that {@code which} picks until at most {@code keep} of them remain. */
+    private void endOldest(java.util.function.Predicate<Map.Entry<Sink, Open>> which, int keep, String where) {
+        List<Sink> matching = new ArrayList<>();
+        open.entrySet().stream().filter(which).forEach(e -> matching.add(e.getKey()));
+        for (int i = 0; i < matching.size() - keep; i++) {
+            Sink oldest = matching.get(i);
+            open.remove(oldest);
+            LOG.debug("Ending the oldest health stream of {} ({}): a newer one came", where, oldest.describe());
+            try {
+                oldest.fail(Status.RESOURCE_EXHAUSTED.withDescription("more health streams than "
+                        + (where.equals("this connection") ? limits.healthStreamsPerConnection() + " on this connection"
+                        : limits.healthStreams() + " on this plugin") + "; this, the oldest, is ended"));
+            } catch (RuntimeException e) {
+                LOG.debug("Ending a health stream: {}", e.toString());
             }
         }
     }
 
-    /** A stream that flow control lets go again. Any thread. */
-    void ready(Sink sink) {
-        post(() -> {
-            if (Boolean.TRUE.equals(pendingBySink.get(sink))) {
-                flush(sink, reports());
-            }
-        });
-    }
-
-    /** A stream the kubelet cancelled or that broke: nothing more is sent on it. Any thread. */
-    void closed(Sink sink) {
-        post(() -> {
-            if (pendingBySink.remove(sink) != null) {
-                LOG.info("The kubelet stopped watching device health ({}); {} stream(s) open", sink.describe(),
-                        pendingBySink.size());
-            }
-        });
-    }
-
-    /** Exactly the devices with these ids are unhealthy from now on, each for its reason. Any thread; returns at once. */
-    void health(Map<String, String> reasonsById) {
-        Map<String, String> copy = new HashMap<>();
-        reasonsById.forEach((id, reason) -> copy.put(id, message(reason)));
-        post(() -> {
-            if (!copy.equals(unhealthy)) {
-                unhealthy = copy;
-                sendAll(true);
-            }
-        });
-    }
-
-    /** The plugin took a new snapshot: a changed device list is sent at once. Any thread. */
-    void snapshotChanged() {
-        post(() -> {
-            List<String> names = reports().stream().map(HealthReport::device).toList();
-            if (!names.equals(sentNames)) {
-                sendAll(true);
-            }
-        });
-    }
-
-    /** Ends every stream normally and stops the health thread (waits a few seconds at most). */
-    @Override
-    public void close() {
-        post(() -> {
-            pendingBySink.keySet().forEach(sink -> {
-                try {
-                    sink.complete();
-                } catch (RuntimeException e) {
-                    LOG.debug("Ending a health stream: {}", e.toString());
-                }
-            });
-            pendingBySink.clear();
-        });
-        Threads.stop(thread, Duration.ofSeconds(5));
-    }
-
-    /** False when the health thread has stopped and the task was dropped. */
-    private boolean post(Runnable task) {
-        try {
-            thread.execute(task);
-            return true;
-        } catch (RejectedExecutionException e) {
-            LOG.debug("Health update after close ignored");
-            return false;
+    private void sendAll() {
+        if (open.isEmpty()) {
+            return;
+        }
+        List<HealthReport> list = reports.apply(now());
+        for (Sink sink : List.copyOf(open.keySet())) {
+            open.get(sink).pending = true;
+            flush(sink, list);
         }
     }
 
-    private void sendAll(boolean changed) {
-        List<HealthReport> reports = reports();
-        if (changed) {
-            long count = reports.stream().filter(r -> r.status() == HealthReport.Status.UNHEALTHY).count();
-            LOG.debug("Device health to {} stream(s): {} device(s), {} unhealthy", pendingBySink.size(),
-                    reports.size(), count);
-        }
-        for (Sink sink : List.copyOf(pendingBySink.keySet())) {
-            pendingBySink.put(sink, true);
-            flush(sink, reports);
-        }
-    }
-
-    private void flush(Sink sink, List<HealthReport> reports) {
+    private void flush(Sink sink, List<HealthReport> list) {
         if (!sink.ready()) {
             return;
         }
         try {
-            sink.send(reports);
-            pendingBySink.put(sink, false);
-            sentNames = reports.stream().map(HealthReport::device).toList();
+            sink.send(list);
+            Open state = open.get(sink);
+            if (state != null) {
+                state.pending = false;
+            }
+            sentNames = list.stream().map(HealthReport::device).toList();
         } catch (RuntimeException e) {
             // A stream cancelled between ready() and send(): its cancel handler removes it.
             LOG.debug("Health stream {} refused a message: {}", sink.describe(), e.toString());
         }
+    }
+
+    private long now() {
+        return clock.instant().getEpochSecond();
     }
 
     /** The kubelet's message for a reason: the generic one for none, cut to {@value #MAX_MESSAGE} characters. */
@@ -212,20 +230,5 @@ final class HealthStreams implements AutoCloseable {
             end--; // never half a pair
         }
         return text.substring(0, end) + "...";
-    }
-
-    /** Every device of the current snapshot, sorted by name. */
-    private List<HealthReport> reports() {
-        long now = clock.instant().getEpochSecond();
-        List<HealthReport> reports = new ArrayList<>();
-        snapshot.get().resources().values().forEach(r -> r.devices().forEach(d -> {
-            String name = DeviceNames.of(d);
-            String message = unhealthy == null ? UNKNOWN_MESSAGE : unhealthy.getOrDefault(d.id(), "");
-            HealthReport.Status status = unhealthy == null ? HealthReport.Status.UNKNOWN
-                    : message.isEmpty() ? HealthReport.Status.HEALTHY : HealthReport.Status.UNHEALTHY;
-            reports.add(new HealthReport(pool, name, status, now, message));
-        }));
-        reports.sort(Comparator.comparing(HealthReport::device));
-        return reports;
     }
 }

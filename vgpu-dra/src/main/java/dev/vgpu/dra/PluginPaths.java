@@ -1,10 +1,12 @@
 package dev.vgpu.dra;
 
 import java.nio.file.Path;
+import java.util.List;
 
 /**
- * Where the plugin's sockets and files live (docs/DRA.md §1, §5, §6), all derived from the driver name and three
- * directories. Paths are absolute: the kubelet dials the endpoint as given, and a CDI mount's host path must be one.
+ * Where the plugin's sockets, lock and files live (docs/DRA.md §1, §5, §6), all derived from the driver name and
+ * three directories: the one place that names them. Paths are absolute: the kubelet dials the endpoint as given, and a
+ * CDI mount's host path must be one.
  *
  * @param driver      the driver name
  * @param kubeletRoot the kubelet's root directory, {@code /var/lib/kubelet} on a node
@@ -21,7 +23,12 @@ record PluginPaths(DriverName driver, Path kubeletRoot, Path cdiDir, Path stateD
 
     /** {@code <kubelet-root>/plugins_registry/<driver>-reg.sock}, the socket the kubelet's plugin watcher finds. */
     Path registrationSocket() {
-        return kubeletRoot.resolve("plugins_registry").resolve(driver + "-reg.sock");
+        return registryDir().resolve(driver + "-reg.sock");
+    }
+
+    /** {@code <kubelet-root>/plugins_registry}, the directory the kubelet's plugin watcher watches. */
+    Path registryDir() {
+        return kubeletRoot.resolve("plugins_registry");
     }
 
     /** {@code <kubelet-root>/plugins/<driver>}, the plugin's own directory. */
@@ -34,9 +41,33 @@ record PluginPaths(DriverName driver, Path kubeletRoot, Path cdiDir, Path stateD
         return pluginDir().resolve("dra.sock");
     }
 
-    /** The host directory of one claim's metadata files: {@code dra-device-metadata/<namespace>_<name>}. */
+    /** Both sockets, the DRA one first (it is served first: once the kubelet finds the plugin, its endpoint answers). */
+    List<Path> sockets() {
+        return List.of(draSocket(), registrationSocket());
+    }
+
+    /**
+     * {@code <kubelet-root>/plugins/<driver>/.vgpu-dra.lock}: one process serves a driver on a kubelet root. Beside
+     * the DRA socket, not in the state directory, so that two daemons with different state directories still meet.
+     */
+    Path lock() {
+        return pluginDir().resolve(".vgpu-dra.lock");
+    }
+
+    /** {@code <kubelet-root>/plugins/<driver>/dra-device-metadata}, under which every claim's metadata lives. */
+    Path metadataRoot() {
+        return pluginDir().resolve("dra-device-metadata");
+    }
+
+    /**
+     * The host directory of one claim's metadata files: {@code dra-device-metadata/<namespace>_<uid>}. Keyed by the
+     * UID, so that a claim deleted and created again under the same name never shares a directory with the old one,
+     * whose Unprepare may come later (the Go helper's {@code <namespace>_<name>} would); at most 100 bytes, where a
+     * claim name of 253 would pass a file name's 255. The container sees the file where KubeVirt looks, whatever the
+     * host path (§5).
+     */
     Path metadataDir(ClaimRef claim) {
-        return pluginDir().resolve("dra-device-metadata").resolve(claim.namespace() + "_" + claim.name());
+        return metadataRoot().resolve(claim.namespace() + "_" + claim.uid());
     }
 
     /** The claim's CDI spec, {@code <cdi-dir>/<driver>-claim_<uid>.json} (CDI's transient-spec naming). */
@@ -57,5 +88,22 @@ record PluginPaths(DriverName driver, Path kubeletRoot, Path cdiDir, Path stateD
     /** The prepared-claims checkpoint. */
     Path checkpoint() {
         return stateDir.resolve("dra-prepared-claims");
+    }
+
+    /**
+     * Whether Prepare could have written {@code path} for a claim: a spec file directly in the CDI directory with one
+     * of this driver's names, or a claim directory directly under the metadata root. Anything else named by a
+     * checkpoint (a path elsewhere, {@code ..}, the directories themselves) is never deleted.
+     */
+    boolean mayHold(Path path) {
+        if (!path.isAbsolute() || !path.equals(path.normalize()) || path.getFileName() == null) {
+            return false;
+        }
+        String name = path.getFileName().toString();
+        if (cdiDir.equals(path.getParent())) {
+            return name.endsWith(".json") && (name.startsWith(driver + "-claim_")
+                    || name.startsWith(driver + "_metadata_"));
+        }
+        return metadataRoot().equals(path.getParent()) && !name.startsWith(".");
     }
 }

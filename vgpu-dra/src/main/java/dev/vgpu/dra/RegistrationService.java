@@ -1,5 +1,6 @@
 package dev.vgpu.dra;
 
+import dev.vgpu.core.internal.Printable;
 import dev.vgpu.dra.grpc.registration.InfoRequest;
 import dev.vgpu.dra.grpc.registration.PluginInfo;
 import dev.vgpu.dra.grpc.registration.RegistrationGrpc;
@@ -15,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * {@code pluginregistration.Registration} on {@code <driver>-reg.sock} (docs/DRA.md §1): tells the kubelet's
  * plugin watcher that a {@code DRAPlugin} of this driver serves {@code v1} and then {@code v1beta1} on its DRA
  * socket (and, when it serves them, the {@code DRAResourceHealth} versions), and hands the kubelet's verdict to a
- * listener. Stateless; runs on gRPC's threads.
+ * listener (which posts it to the plugin's owner). Stateless; runs on gRPC's threads.
  */
 final class RegistrationService extends RegistrationGrpc.RegistrationImplBase {
 
@@ -48,8 +49,10 @@ final class RegistrationService extends RegistrationGrpc.RegistrationImplBase {
             LOG.info("The kubelet registered DRA driver {} at {}", info.getName(), info.getEndpoint());
             verdicts.accept(new KubeletRegistration.Registered());
         } else {
-            LOG.error("The kubelet refused DRA driver {}: {}", info.getName(), status.getError());
-            verdicts.accept(new KubeletRegistration.Rejected(status.getError()));
+            // The kubelet's words, escaped and cut: they reach the log and the readiness probe.
+            String error = Printable.of(status.getError(), 500);
+            LOG.error("The kubelet refused DRA driver {}: {}", info.getName(), error);
+            verdicts.accept(new KubeletRegistration.Rejected(error));
         }
         observer.onNext(RegistrationStatusResponse.getDefaultInstance());
         observer.onCompleted();

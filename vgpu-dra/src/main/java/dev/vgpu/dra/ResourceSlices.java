@@ -44,8 +44,11 @@ public final class ResourceSlices {
         return slices;
     }
 
-    /** The pool's devices, sorted by name, cut into slices (one, empty, when there are none). */
-    static List<List<SliceDevice>> devices(DriverName driver, Snapshot snapshot, Set<String> unhealthy) {
+    /**
+     * The pool's devices, sorted by name, cut into slices (one, empty, when there are none); a device whose id is in
+     * {@code unhealthy} tainted {@link SliceTaint#unhealthy}. What a publisher pairs with the slices it finds.
+     */
+    public static List<List<SliceDevice>> devices(DriverName driver, Snapshot snapshot, Set<String> unhealthy) {
         List<SliceDevice> devices = new ArrayList<>();
         List<SliceTaint> taint = List.of(SliceTaint.unhealthy(driver));
         snapshot.resources().values().forEach(r -> r.devices().forEach(d -> {

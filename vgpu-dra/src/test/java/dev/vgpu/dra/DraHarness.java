@@ -42,9 +42,17 @@ final class DraHarness implements AutoCloseable {
     /** Claims by UID as the API server holds them. */
     final Map<String, AllocatedClaim> apiServer = new ConcurrentHashMap<>();
     final AtomicInteger reads = new AtomicInteger();
+    /** The names of the claims read, in order. */
+    final List<String> readNames = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Runs in every read before it answers (a test's hook: a read that hangs). */
+    volatile java.util.function.Consumer<ClaimRef> onRead = ref -> { };
     final TestKubelet kubelet = new TestKubelet();
     /** What every plugin instance of this harness told its observer, across restarts. */
     final Heard heard = new Heard();
+    /** Every pool a plugin of this harness told its listener, in order (what a slice publisher would get). */
+    final List<DevicePool> pools = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Every thread the harness's plugins made. */
+    final dev.vgpu.testsupport.RecordingThreads threads = new dev.vgpu.testsupport.RecordingThreads("dra-test");
     Snapshot snapshot;
     DraPlugin plugin;
 
@@ -57,6 +65,7 @@ final class DraHarness implements AutoCloseable {
         host.configureVf("0000:1b:00.4", 1152).configureVf("0000:1b:00.5", 1152);
         host.nvidiaGpu("0000:06:00.0", 0x1eb8).create();
         host.mdev(UUID, "0000:06:00.0", "nvidia-222", "GRID T4-1Q", 7);
+        host.addGroupNode(41).addGroupNode(100).addGroupNode(101).addGroupNode(7);
         snapshot = scan();
         start();
     }
@@ -84,14 +93,18 @@ final class DraHarness implements AutoCloseable {
     void start(java.util.function.UnaryOperator<DraPlugin.Builder> settings) {
         ClaimReader reader = ref -> {
             reads.incrementAndGet();
+            readNames.add(ref.name());
+            onRead.accept(ref);
             AllocatedClaim claim = apiServer.get(ref.uid());
             return claim == null ? new ClaimReader.Unavailable("claim " + ref + " not found")
                     : new ClaimReader.Allocated(claim);
         };
         try {
+            // Checks only when a test asks (awaitChecks) or the directory watch sees a change.
             plugin = settings.apply(DraPlugin.builder(Handovers.forHost(host.host(), sources), reader).pool(POOL)
                     .kubeletRoot(dir.resolve("kubelet")).cdiDir(cdiDir()).stateDir(dir.resolve("state"))
-                    .snapshot(snapshot).observer(heard)).start();
+                    .hostRoot(host.root()).snapshot(snapshot).observer(heard).devicePool(pools::add)
+                    .threads(threads).checkEvery(java.time.Duration.ofHours(1))).start();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -2,18 +2,18 @@ package dev.vgpu.dra;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.Reconciler;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.dra.grpc.health.v1.DeviceHealth;
 import dev.vgpu.dra.grpc.health.v1.HealthStatus;
 import dev.vgpu.dra.grpc.health.v1.NodeWatchResourcesResponse;
-import dev.vgpu.testsupport.RecordingThreads;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.OptionalInt;
 import java.util.TreeMap;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -23,9 +23,10 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The kubelet's {@code DRAResourceHealth} streams (docs/DRA.md, "Does (health stream)") over real unix sockets,
  * on the harness's node (a passthrough H200, two L40S VF vGPUs, a T4 mdev): GetInfo lists both health versions
- * after the DRAPlugin ones; every device is UNKNOWN until the first verdict; each stream gets the full list at
- * once, on every change of the unhealthy ids or of the snapshot, and again while nothing changes; both versions
- * carry the same; closing the plugin ends the streams and the health thread.
+ * after the DRAPlugin ones; every device is UNKNOWN until the plugin's first health check; each stream gets the full
+ * list at once, on every change of the verdicts (the host changed, an XID) or of the snapshot, and again while nothing
+ * changes; both versions carry the same; closing the plugin ends the streams and every thread the plugin made. Each
+ * change is followed by {@link DraPlugin#awaitChecks}, so the next message is the one it caused.
  */
 class HealthStreamTest {
 
@@ -34,15 +35,13 @@ class HealthStreamTest {
     @TempDir
     Path tmp;
     DraHarness node;
-    /** Makes the health stream's thread, so a test asks whether that thread ended (not the JVM's threads). */
-    final RecordingThreads threads = new RecordingThreads(HealthStreams.THREAD_NAME);
-
     @BeforeEach
-    void start() {
+    void start() throws Exception {
         node = new DraHarness(tmp);
         node.stop();
         // An hour: no refresh in these tests unless one asks for it (no message arrives but for the events here).
-        node.start(b -> b.healthStream(true).healthRefresh(Duration.ofHours(1)).healthThreads(threads));
+        node.start(b -> b.healthStream(true).healthRefresh(Duration.ofHours(1)));
+        node.plugin.awaitChecks();
     }
 
     @AfterEach
@@ -76,11 +75,19 @@ class HealthStreamTest {
     }
 
     @Test
-    void aStreamGetsEveryDeviceAtOnceThenEachChangeOfTheUnhealthyIds() throws Exception {
+    void everyDeviceIsUnknownUntilThePluginsFirstHealthCheck() throws Exception {
+        node.stop();
         Instant before = Instant.now();
+        // No snapshot at start: the first one comes with apply, and its list goes out before any check is back.
+        node.start(b -> DraPlugin.builder(dev.vgpu.attach.Handovers.forHost(node.host.host(), node.sources),
+                ref -> new ClaimReader.Unavailable("none")).pool(DraHarness.POOL).kubeletRoot(tmp.resolve("kubelet"))
+                .cdiDir(node.cdiDir()).stateDir(tmp.resolve("state")).hostRoot(node.host.root())
+                .checkEvery(Duration.ofHours(1)).healthStream(true).healthRefresh(Duration.ofHours(1)));
         var watch = node.kubelet.watchHealth(node.plugin.draSocket());
+        assertThat(watch.next().getDevicesList()).as("no devices before the first snapshot").isEmpty();
 
-        // Before the first verdict: every device UNKNOWN, saying why (a restart must not call a faulty device healthy).
+        node.plugin.apply(node.snapshot, Reconciler.plan(Snapshot.empty(), node.snapshot));
+
         NodeWatchResourcesResponse first = watch.next();
         Map<String, HealthStatus> unknown = new TreeMap<>();
         ALL.forEach(name -> unknown.put(name, HealthStatus.UNKNOWN));
@@ -89,59 +96,44 @@ class HealthStreamTest {
         assertThat(first.getDevices(0).getLastUpdatedTime())
                 .isBetween(before.getEpochSecond(), Instant.now().getEpochSecond());
         assertThat(first.getDevicesList()).allMatch(d -> d.getMessage().equals(HealthStreams.UNKNOWN_MESSAGE));
+        node.plugin.awaitChecks();
+        assertThat(health(watch.next())).isEqualTo(allHealthyBut());
+    }
 
-        node.plugin.health(Set.of("0000:1b:00.4"));
+    @Test
+    void aStreamGetsEveryDeviceAtOnceThenEachChangeOfTheVerdicts() throws Exception {
+        var watch = node.kubelet.watchHealth(node.plugin.draSocket());
+        assertThat(health(watch.next())).isEqualTo(allHealthyBut());
+
+        node.host.removeGroupNode(100);
+        node.plugin.awaitChecks();
         NodeWatchResourcesResponse second = watch.next();
         assertThat(second.getDevicesList()).filteredOn(d -> d.getHealth() == HealthStatus.HEALTHY)
                 .hasSize(ALL.size() - 1).allMatch(d -> d.getMessage().isEmpty());
         assertThat(health(second)).isEqualTo(allHealthyBut(DraHarness.VF));
         DeviceHealth vf = second.getDevicesList().stream()
                 .filter(d -> d.getDevice().getDeviceName().equals(DraHarness.VF)).findFirst().orElseThrow();
-        assertThat(vf.getMessage()).isNotEmpty().hasSizeLessThanOrEqualTo(1024).doesNotContain("Exception");
+        assertThat(vf.getMessage()).isEqualTo("/dev/vfio/100 is gone");
 
-        node.plugin.health(Set.of("0000:1b:00.4"));  // the same ids: no message
-        node.plugin.health(Set.of(DraHarness.UUID, "0000:41:00.0"));
-        assertThat(health(watch.next())).isEqualTo(allHealthyBut(DraHarness.MDEV, DraHarness.GPU));
-
-        node.plugin.health(Set.of());
+        node.plugin.awaitChecks();  // the same verdicts: no message
+        node.host.addGroupNode(100);
+        node.plugin.awaitChecks();
         assertThat(health(watch.next())).isEqualTo(allHealthyBut());
+        node.plugin.markGpuUnhealthy(PciAddress.parse("0000:41:00.0"), OptionalInt.empty(), "critical XID 79");
+        node.plugin.awaitChecks();
+        NodeWatchResourcesResponse third = watch.next();
+        assertThat(health(third)).isEqualTo(allHealthyBut(DraHarness.GPU));
+        assertThat(third.getDevicesList()).filteredOn(d -> d.getHealth() == HealthStatus.UNHEALTHY)
+                .singleElement().extracting(DeviceHealth::getMessage).isEqualTo("its GPU reported a critical XID");
     }
 
     @Test
-    void aFirstVerdictOfNoFaultsMakesEveryDeviceHealthy() throws Exception {
-        var watch = node.kubelet.watchHealth(node.plugin.draSocket());
-        assertThat(health(watch.next()).values()).containsOnly(HealthStatus.UNKNOWN);
-
-        node.plugin.health(Set.of());
-        assertThat(health(watch.next())).isEqualTo(allHealthyBut());
-        node.plugin.health(Map.of()); // the same verdict again: no message
-        node.plugin.health(Set.of(DraHarness.UUID));
-        assertThat(health(watch.next())).isEqualTo(allHealthyBut(DraHarness.MDEV));
-    }
-
-    @Test
-    void anUnhealthyDeviceCarriesItsReasonCutToWhatTheKubeletKeeps() throws Exception {
-        var watch = node.kubelet.watchHealth(node.plugin.draSocket());
-        watch.next();
-
-        node.plugin.health(Map.of("0000:1b:00.4", "/dev/vfio/100 is gone",
-                "0000:41:00.0", "x".repeat(5000)));
-        Map<String, String> messages = new java.util.TreeMap<>();
-        watch.next().getDevicesList().forEach(d -> messages.put(d.getDevice().getDeviceName(), d.getMessage()));
-
-        assertThat(messages.get(DraHarness.VF)).isEqualTo("/dev/vfio/100 is gone");
-        assertThat(messages.get(DraHarness.GPU)).hasSize(1024).startsWith("xxx").endsWith("...");
-        assertThat(messages.get(DraHarness.VF2)).isEmpty();
-
+    void aReasonIsCutToWhatTheKubeletKeepsAndAnEmptyOneGetsTheGenericMessage() {
+        assertThat(HealthStreams.message("x".repeat(5000))).hasSize(1024).startsWith("xxx").endsWith("...");
         // A cut never splits a surrogate pair.
-        String cut = HealthStreams.message("x".repeat(1020) + "\uD83D\uDE00" + "y".repeat(10));
-        assertThat(cut).isEqualTo("x".repeat(1020) + "...");
-
-        // Only the reason changed: that is a change too.
-        node.plugin.health(Map.of("0000:1b:00.4", "its GPU reported a critical XID", "0000:41:00.0", ""));
-        watch.next().getDevicesList().forEach(d -> messages.put(d.getDevice().getDeviceName(), d.getMessage()));
-        assertThat(messages.get(DraHarness.VF)).isEqualTo("its GPU reported a critical XID");
-        assertThat(messages.get(DraHarness.GPU)).isEqualTo(HealthStreams.UNHEALTHY_MESSAGE);
+        assertThat(HealthStreams.message("x".repeat(1020) + "\uD83D\uDE00" + "y".repeat(10)))
+                .isEqualTo("x".repeat(1020) + "...");
+        assertThat(HealthStreams.message("")).isEqualTo(HealthStreams.UNHEALTHY_MESSAGE);
     }
 
     @Test
@@ -158,7 +150,8 @@ class HealthStreamTest {
 
     @Test
     void bothVersionsCarryTheSameReports() throws Exception {
-        node.plugin.health(Set.of("0000:1b:00.5"));
+        node.host.removeGroupNode(101);
+        node.plugin.awaitChecks();
         var v1 = node.kubelet.watchHealth(node.plugin.draSocket());
         var v1alpha1 = node.kubelet.watchHealthV1alpha1(node.plugin.draSocket());
 
@@ -183,17 +176,20 @@ class HealthStreamTest {
         second.next();
 
         first.cancel();
-        node.plugin.health(Set.of("0000:41:00.0"));
+        node.host.removeGroupNode(41);
+        node.plugin.awaitChecks();
 
         assertThat(health(second.next())).isEqualTo(allHealthyBut(DraHarness.GPU));
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30))
+                .until(() -> node.plugin.status().healthStreams() == 1);
     }
 
     @Test
     void anUnchangedListIsSentAgainWithoutAnyChange() throws Exception {
-        assertThat(HealthStreams.REFRESH).as("inside the kubelet's 30 s").isLessThan(Duration.ofSeconds(30));
+        assertThat(DraPlugin.HEALTH_REFRESH).as("inside the kubelet's 30 s").isLessThan(Duration.ofSeconds(30));
         node.stop();
-        node.start(b -> b.healthStream(true).healthRefresh(Duration.ofMillis(20)).healthThreads(threads));
-        node.plugin.health(Set.of());
+        node.start(b -> b.healthStream(true).healthRefresh(Duration.ofMillis(20)));
+        node.plugin.awaitChecks();
         var watch = node.kubelet.watchHealth(node.plugin.draSocket());
 
         for (int i = 0; i < 3; i++) {
@@ -202,20 +198,20 @@ class HealthStreamTest {
     }
 
     @Test
-    void closingThePluginEndsTheStreamsAndTheHealthThread() throws Exception {
+    void closingThePluginEndsTheStreamsAndEveryThreadItMade() throws Exception {
         var watch = node.kubelet.watchHealth(node.plugin.draSocket());
         watch.next();
 
         node.plugin.close();
 
         assertThat(watch.completed()).as("the stream ended normally").isTrue();
-        assertThat(threads.made()).as("the health stream's thread came from the factory").isEqualTo(1);
-        // The pool reports terminated a moment before its last worker has returned: wait for the thread to end.
-        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).untilAsserted(() ->
-                assertThat(threads.aliveNames()).as("threads left").isEmpty());
+        // Every thread came from the factory: two scheduler threads, the read thread (started by a read only), the
+        // transport's event loop and call threads (started by calls), the directory watch.
+        assertThat(node.threads.made()).isGreaterThanOrEqualTo(4);
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                assertThat(node.threads.aliveNames()).as("threads left").isEmpty());
         node.start(); // for stop(): a plugin without the health stream
         assertThat(node.kubelet.getInfo(node.plugin.registrationSocket()).getSupportedVersionsList())
                 .containsExactly("v1.DRAPlugin", "v1beta1.DRAPlugin");
-        node.plugin.health(Set.of("0000:41:00.0")); // nothing to report to: no effect, no error
     }
 }

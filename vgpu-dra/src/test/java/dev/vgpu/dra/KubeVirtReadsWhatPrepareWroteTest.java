@@ -64,7 +64,7 @@ class KubeVirtReadsWhatPrepareWroteTest {
             assertThat(m.containerPath()).isEqualTo("/var/run/kubernetes.io/dra-device-attributes/resourceclaims/"
                     + "vf-claim/gpu/gpu.vgpu.dev-metadata.json");
             assertThat(Path.of(m.hostPath())).isEqualTo(tmp.resolve("kubelet/plugins/gpu.vgpu.dev/"
-                    + "dra-device-metadata/vms_vf-claim/gpu/metadata.json").toAbsolutePath());
+                    + "dra-device-metadata/vms_11111111-aaaa-4bbb-8ccc-000000000001/gpu/metadata.json").toAbsolutePath());
         });
         assertThat(KubeVirtMetadataReader.read(tmp.resolve("container"), List.of(VmiClaim.named("vgpu", "vf-claim")),
                 "vgpu", "gpu")).isEqualTo(new KubeVirtMetadataReader.Pci("0000:1b:00.4"));

@@ -66,20 +66,20 @@ class PrepareUnprepareTest {
 
         assertThat(written()).containsExactly("cdi/gpu.vgpu.dev-claim_" + A + ".json",
                 "cdi/gpu.vgpu.dev_metadata_" + A + "_gpu.json",
-                "kubelet/plugins/gpu.vgpu.dev/dra-device-metadata/vms_vf/gpu/metadata.json");
+                "kubelet/plugins/gpu.vgpu.dev/dra-device-metadata/vms_" + A + "/gpu/metadata.json");
         assertThat(Files.readString(h.cdiDir().resolve("gpu.vgpu.dev-claim_" + A + ".json"))).isEqualTo(
                 "{\"cdiVersion\":\"0.5.0\",\"kind\":\"gpu.vgpu.dev/claim\",\"devices\":[{\"name\":\"" + A + "-" + VF
                         + "\",\"containerEdits\":{\"deviceNodes\":[{\"path\":\"/dev/vfio/vfio\",\"hostPath\":"
                         + "\"/dev/vfio/vfio\",\"permissions\":\"mrw\"},{\"path\":\"/dev/vfio/100\",\"hostPath\":"
                         + "\"/dev/vfio/100\",\"permissions\":\"mrw\"}]}}]}\n");
-        assertThat(Files.readString(tmp.resolve("kubelet/plugins/gpu.vgpu.dev/dra-device-metadata/vms_vf/gpu/"
+        assertThat(Files.readString(tmp.resolve("kubelet/plugins/gpu.vgpu.dev/dra-device-metadata/vms_" + A + "/gpu/"
                 + "metadata.json"))).isEqualTo("{\"apiVersion\":\"metadata.resource.k8s.io/v1alpha1\",\"kind\":"
                 + "\"DeviceMetadata\",\"metadata\":{\"name\":\"vf\",\"namespace\":\"vms\",\"uid\":\"" + A + "\","
                 + "\"generation\":1},\"requests\":[{\"name\":\"gpu\",\"devices\":[{\"driver\":\"gpu.vgpu.dev\","
                 + "\"pool\":\"node-a\",\"name\":\"" + VF + "\",\"attributes\":{\"type\":{\"string\":\"vgpu\"},"
                 + "\"resource.kubernetes.io/pciBusID\":{\"string\":\"0000:1b:00.4\"}}}]}]}\n");
         assertThat(Files.getPosixFilePermissions(tmp.resolve("kubelet/plugins/gpu.vgpu.dev/dra-device-metadata/"
-                + "vms_vf/gpu/metadata.json"))).isEqualTo(AtomicFiles.READABLE);
+                + "vms_" + A + "/gpu/metadata.json"))).isEqualTo(AtomicFiles.READABLE);
         try (Stream<Path> left = Files.list(h.cdiDir())) {
             assertThat(left).noneMatch(p -> p.getFileName().toString().endsWith(".tmp"));
         }
@@ -110,7 +110,7 @@ class PrepareUnprepareTest {
         assertThat(h.unprepare(claim)).isEmpty();
 
         assertThat(written()).isEmpty();
-        assertThat(tmp.resolve("kubelet/plugins/gpu.vgpu.dev/dra-device-metadata/vms_mdev")).doesNotExist();
+        assertThat(tmp.resolve("kubelet/plugins/gpu.vgpu.dev/dra-device-metadata/vms_" + A)).doesNotExist();
         assertThat(Files.readString(h.checkpoint())).doesNotContain(A);
         assertThat(h.unprepare(claim)).as("a second unprepare").isEmpty();
     }

@@ -36,11 +36,11 @@ import org.slf4j.bridge.SLF4JBridgeHandler;
  * java -jar vgpu-daemon.jar demo
  * java -jar vgpu-daemon.jar kubelet --device-plugin-dir /tmp/dp
  * </pre>
- * Usage errors ({@link UsageError}: an unknown option, a missing or malformed value) exit with code 2 after the
- * usage help; so do conditions that stop a command before it starts ({@link Refusal}: a missing {@code --pci-ids}
- * file, a malformed {@code VFIO_VGPU_RESCAN_INTERVAL}), with one message and no usage help. The command line is read
- * by {@link CliParser} against each command's option table; the list of {@link Subcommand}s below is the whole
- * dispatch, so a new command is one more entry.
+ * Usage errors ({@link UsageError}: an unknown option, a missing or malformed value) exit with code 2 after a
+ * two-line usage that points at {@code --help}; so do conditions that stop a command before it starts
+ * ({@link Refusal}: a missing {@code --pci-ids} file, a malformed {@code VFIO_VGPU_RESCAN_INTERVAL}), with one message
+ * and no usage. The command line is read by {@link CliParser} against each command's option table; the list of
+ * {@link Subcommand}s below is the whole dispatch, so a new command is one more entry.
  */
 public final class VgpuDaemon {
 
@@ -116,7 +116,7 @@ public final class VgpuDaemon {
             return USAGE;
         } catch (UsageError e) {
             stderr.println(e.getMessage());
-            stderr.print(help(e.command() != null ? e.command() : chosen));
+            stderr.print(HelpText.shortUsage(e.command() != null ? e.command() : chosen, COMMANDS));
             return USAGE;
         } catch (Exception e) {
             e.printStackTrace(stderr);

@@ -64,8 +64,8 @@ final class DaemonProcess implements AutoCloseable {
     }
 
     /**
-     * The packaged jar with the manifest's JVM options ({@link #manifestJvmOptions()}) on the JDK the image's runtime
-     * is linked from ({@link #runtimeJdk()}): the manifest's flags are that JDK's.
+     * The packaged jar with the image's JVM flags ({@link #manifestJvmOptions()}) on the JDK the image's runtime is
+     * linked from ({@link #runtimeJdk()}): the flags are that JDK's.
      */
     static DaemonProcess startAsManifest(Path log, String... args) throws IOException {
         return startAsManifest(java.util.Map.of(), log, args);
@@ -111,38 +111,21 @@ final class DaemonProcess implements AutoCloseable {
     }
 
     /**
-     * The JVM options of {@code deploy/base/daemonset.yaml}'s {@code JAVA_TOOL_OPTIONS}, without the AOT cache (an
-     * image path): the heap and stack the daemon really gets.
+     * The JVM flags the image links into its Java runtime ({@code deploy/image/jvm.flags}): the heap and stack the
+     * daemon really gets, in every install route.
      */
     static List<String> manifestJvmOptions() throws IOException {
-        List<String> options = new ArrayList<>(javaToolOptions(Path.of("../deploy/base/daemonset.yaml")));
-        options.removeIf(option -> option.startsWith("-XX:AOTCache="));
+        List<String> options = imageJvmFlags(Path.of("../deploy/image/jvm.flags"));
         if (options.stream().noneMatch(o -> o.startsWith("-Xmx"))) {
-            throw new IllegalStateException("the manifest sets no -Xmx: " + options);
+            throw new IllegalStateException("the image's flags set no -Xmx: " + options);
         }
         return options;
     }
 
-    /** Every flag of the folded {@code JAVA_TOOL_OPTIONS} value in a manifest (or a patch) of {@code deploy/}. */
-    static List<String> javaToolOptions(Path manifest) throws IOException {
-        String yaml = Files.readString(manifest);
-        int at = yaml.indexOf("name: JAVA_TOOL_OPTIONS");
-        int value = yaml.indexOf("value: >-", at);
-        if (at < 0 || value < 0) {
-            throw new IllegalStateException("no JAVA_TOOL_OPTIONS folded value in " + manifest);
-        }
-        List<String> options = new ArrayList<>();
-        for (String line : yaml.substring(value + "value: >-".length()).split("\n")) {
-            String text = line.strip();
-            if (text.isEmpty()) {
-                continue;
-            }
-            if (!text.startsWith("-")) {
-                break;
-            }
-            options.addAll(List.of(text.split("\\s+")));
-        }
-        return options;
+    /** The flags of a flags file as the Dockerfile reads it: one per line, blank lines and {@code #} lines skipped. */
+    static List<String> imageJvmFlags(Path file) throws IOException {
+        return Files.readAllLines(file).stream().map(String::strip)
+                .filter(line -> !line.isEmpty() && !line.startsWith("#")).toList();
     }
 
     String output() throws IOException {

@@ -220,6 +220,9 @@ class DeployManifestsTest {
         assertThat(pod.at("/securityContext/seccompProfile/type").asText()).isEqualTo("RuntimeDefault");
         JsonNode c = container(ds);
         assertThat(c.at("/securityContext/readOnlyRootFilesystem").asBoolean()).isTrue();
+        // The image's user (the Dockerfile's USER 0:0), said by the pod too.
+        assertThat(c.at("/securityContext/runAsUser").asText()).isEqualTo("0");
+        assertThat(c.at("/securityContext/runAsGroup").asText()).isEqualTo("0");
 
         List<String> args = strings(c.path("args"));
         assertThat(args.get(0)).isEqualTo("serve");
@@ -312,19 +315,6 @@ class DeployManifestsTest {
         throw new AssertionError("no volume named " + mount.path("name"));
     }
 
-    /**
-     * The Java 25 flags every variant runs with (docs/BUILD.md, "The daemon's JVM"), with its maximum heap;
-     * RuntimeImageIT runs them against an AOT cache trained as the Dockerfile trains it.
-     */
-    private static String java25Flags(String maxHeap) {
-        return "-XX:+UseSerialGC -Xss512k -Xms16m -Xmx" + maxHeap + " -Xmn12m -XX:SurvivorRatio=2 "
-                + "-XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=20 -XX:MaxMetaspaceSize=64m "
-                + "-XX:ReservedCodeCacheSize=16m -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 "
-                + "-XX:+UseCompactObjectHeaders -XX:-UsePerfData -XX:TrimNativeHeapInterval=5000 "
-                + "-XX:+UnlockDiagnosticVMOptions -XX:ArchiveRelocationMode=0 -XX:+ExitOnOutOfMemoryError "
-                + "--sun-misc-unsafe-memory-access=allow -XX:AOTCache=/opt/vgpu/vgpu-daemon.aot";
-    }
-
     @Test
     void theDefaultIsUnprivilegedWithItsOwnFootprint() {
         JsonNode c = container(daemonSet("default"));
@@ -334,8 +324,8 @@ class DeployManifestsTest {
         assertThat(strings(c.at("/securityContext/capabilities/drop"))).containsExactly("ALL");
         assertThat(c.at("/resources").toString())
                 .isEqualTo("{\"limits\":{\"memory\":\"192Mi\"},\"requests\":{\"cpu\":\"10m\",\"memory\":\"128Mi\"}}");
-        assertThat(env(c)).containsOnlyKeys("JAVA_TOOL_OPTIONS", "MALLOC_ARENA_MAX")
-                .containsEntry("MALLOC_ARENA_MAX", "2").containsEntry("JAVA_TOOL_OPTIONS", java25Flags("48m"));
+        // The JVM flags are the image's (deploy/image/jvm.flags): the pod sets none, so the image's apply.
+        assertThat(env(c)).isEmpty();
     }
 
     @Test
@@ -347,8 +337,9 @@ class DeployManifestsTest {
                 .as("the API refuses allowPrivilegeEscalation: false with privileged: true").isFalse();
         assertThat(c.at("/resources").toString())
                 .isEqualTo("{\"limits\":{\"memory\":\"256Mi\"},\"requests\":{\"cpu\":\"10m\",\"memory\":\"144Mi\"}}");
-        assertThat(env(c)).containsEntry("LD_LIBRARY_PATH", "/host-driver-lib").containsEntry("MALLOC_ARENA_MAX", "2")
-                .containsEntry("JAVA_TOOL_OPTIONS", java25Flags("64m"));
+        // The image's flags with only the heap raised: JAVA_TOOL_OPTIONS overrides the flags it names.
+        assertThat(env(c)).containsOnly(Map.entry("LD_LIBRARY_PATH", "/host-driver-lib"),
+                Map.entry("JAVA_TOOL_OPTIONS", "-Xmx64m"));
         Map<String, String> mounts = new TreeMap<>();
         c.path("volumeMounts").forEach(m -> mounts.put(m.path("mountPath").asText(), m.path("name").asText()));
         assertThat(mounts).containsEntry("/host-driver-lib/libnvidia-ml.so.1", "nvml-library")

@@ -35,7 +35,7 @@ class DraCliTest {
         Result r = CliTest.run(dra("--state-dir", tmp.resolve("state").toString()));
 
         assertThat(r.code()).isEqualTo(2);
-        assertThat(r.err()).contains("--mode dra needs this node's name: give --node-name or set NODE_NAME");
+        assertThat(r.err()).contains("--mode dra needs --node-name or NODE_NAME");
     }
 
     @Test
@@ -43,7 +43,7 @@ class DraCliTest {
         Result r = CliTest.run(Map.of("NODE_NAME", "node-a"), dra());
 
         assertThat(r.code()).isEqualTo(2);
-        assertThat(r.err()).contains("--mode dra needs --state-dir (or VGPU_STATE_DIR)");
+        assertThat(r.err()).contains("--mode dra needs --state-dir or VGPU_STATE_DIR");
     }
 
     @Test
@@ -107,5 +107,39 @@ class DraCliTest {
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).contains("KUBECONFIG lists several files (" + list + "): the daemon reads one kubeconfig")
                 .doesNotContain("does not exist");
+    }
+
+    /**
+     * docs/RELIABILITY.md, "DRA mode": a second daemon for the same driver and kubelet root, with a state directory of
+     * its own, is exit 2 naming the first before it touches a socket (the first: a plugin of this JVM).
+     */
+    @Test
+    @org.junit.jupiter.api.Tag("reliability")
+    void aSecondDaemonForTheSameDriverAndKubeletRootIsExitTwoNamingTheFirst() throws Exception {
+        Path kubelet = Files.createDirectories(tmp.resolve("kubelet"));
+        Path kubeconfig = Files.writeString(tmp.resolve("kubeconfig"), """
+                apiVersion: v1
+                kind: Config
+                clusters: [{name: c, cluster: {server: "http://127.0.0.1:9"}}]
+                users: [{name: u, user: {token: t}}]
+                contexts: [{name: x, context: {cluster: c, user: u}}]
+                current-context: x
+                """);
+        try (dev.vgpu.dra.DraPlugin first = dev.vgpu.dra.DraPlugin.builder(dev.vgpu.attach.Handovers.forHost(
+                dev.vgpu.core.spi.Host.of(tmp.resolve("host")), java.util.List.of()),
+                ref -> new dev.vgpu.dra.ClaimReader.Unavailable("none")).pool("node-a").kubeletRoot(kubelet)
+                .cdiDir(tmp.resolve("cdi")).stateDir(tmp.resolve("first-state")).start()) {
+            Object socket = dev.vgpu.kubelet.api.transport.UnixDomainTransport.socketKey(first.draSocket());
+
+            Result r = CliTest.run(Map.of("NODE_NAME", "node-a"), dra("--state-dir",
+                    tmp.resolve("second-state").toString(), "--cdi-dir", tmp.resolve("cdi").toString(),
+                    "--kubeconfig", kubeconfig.toString()));
+
+            assertThat(r.code()).isEqualTo(2);
+            assertThat(r.err()).contains("is served already by pid " + ProcessHandle.current().pid()
+                    + " (state directory " + tmp.resolve("first-state"));
+            assertThat(dev.vgpu.kubelet.api.transport.UnixDomainTransport.socketKey(first.draSocket()))
+                    .as("the first one's socket is untouched").isEqualTo(socket).isNotNull();
+        }
     }
 }

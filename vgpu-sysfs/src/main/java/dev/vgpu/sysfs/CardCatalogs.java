@@ -4,6 +4,7 @@ import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.VgpuTypeNames;
 import dev.vgpu.core.spi.VgpuTypeResolver;
+import dev.vgpu.sysfs.internal.CreatableTypesCatalog;
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;

@@ -108,17 +108,34 @@ public final class SriovCard {
             TreeFiles.write(pfDir.resolve("nvidia/creatable_vgpu_types"), catalogText);
         }
         for (int i = 0; i < vfCount; i++) {
-            String vfBdf = SysfsTree.vfAddress(pfBdf, i);
-            PciFunction vf = tree.nvidiaGpu(vfBdf, deviceId).numa(numa).iommuGroup(firstGroup + i).under(parent);
-            if (firstCdev != null) {
-                vf.vfioCdev("vfio" + (firstCdev + i));
-            }
-            Path vfDir = vf.write();
-            TreeFiles.relativeLink(vfDir.resolve("physfn"), pfDir);
-            TreeFiles.relativeLink(pfDir.resolve("virtfn" + i), vfDir);
-            TreeFiles.write(vfDir.resolve("nvidia/current_vgpu_type"), "0\n");
-            TreeFiles.write(vfDir.resolve("nvidia/creatable_vgpu_types"), catalogText);
+            writeVf(tree, pfDir, i, new VfLayout(pfBdf, deviceId, numa, firstGroup, firstCdev, parent), catalogText);
         }
         return tree;
+    }
+
+    /**
+     * Where a card's VFs go and what they share: VF {@code i} is in IOMMU group {@code firstGroup + i} and has the
+     * cdev {@code vfio<firstCdev + i>} (none when {@code firstCdev} is null).
+     */
+    record VfLayout(String pfBdf, int deviceId, int numa, int firstGroup, Integer firstCdev, String parent) {
+    }
+
+    /**
+     * Writes VF {@code i} of an existing PF as enabling SR-IOV does: the function (bound to {@code nvidia}, its own
+     * IOMMU group), {@code physfn} and the PF's {@code virtfn<i>}, {@code nvidia/current_vgpu_type} = 0 and the
+     * catalog text.
+     */
+    static void writeVf(SysfsTree tree, Path pfDir, int i, VfLayout layout, String catalogText) {
+        String vfBdf = SysfsTree.vfAddress(layout.pfBdf(), i);
+        PciFunction vf = tree.nvidiaGpu(vfBdf, layout.deviceId()).numa(layout.numa())
+                .iommuGroup(layout.firstGroup() + i).under(layout.parent());
+        if (layout.firstCdev() != null) {
+            vf.vfioCdev("vfio" + (layout.firstCdev() + i));
+        }
+        Path vfDir = vf.write();
+        TreeFiles.relativeLink(vfDir.resolve("physfn"), pfDir);
+        TreeFiles.relativeLink(pfDir.resolve("virtfn" + i), vfDir);
+        TreeFiles.write(vfDir.resolve("nvidia/current_vgpu_type"), "0\n");
+        TreeFiles.write(vfDir.resolve("nvidia/creatable_vgpu_types"), catalogText);
     }
 }

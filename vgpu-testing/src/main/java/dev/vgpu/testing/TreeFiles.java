@@ -7,7 +7,9 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Stream;
@@ -29,6 +31,27 @@ final class TreeFiles {
         try {
             mkdirs(file.getParent());
             Files.write(file, content);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file, e);
+        }
+    }
+
+    /**
+     * Replaces a file's content in one step (a new file renamed over it), so that a reader on another thread sees
+     * the old content or the new, never an empty file; writes nothing when the content is already this.
+     */
+    static void replace(Path file, String content) {
+        byte[] bytes = content.getBytes(StandardCharsets.UTF_8);
+        try {
+            boolean same = Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
+                    && Arrays.equals(Files.readAllBytes(file), bytes);
+            if (same) {
+                return;
+            }
+            mkdirs(file.getParent());
+            Path next = file.resolveSibling("." + file.getFileName() + ".next");
+            Files.write(next, bytes);
+            Files.move(next, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file, e);
         }

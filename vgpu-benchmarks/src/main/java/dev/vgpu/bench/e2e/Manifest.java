@@ -11,8 +11,10 @@ import java.util.Map;
 
 /**
  * The launch command of the DaemonSet, read from its manifest rather than copied: the container's {@code args} and
- * the folded {@code JAVA_TOOL_OPTIONS} value and the other environment variables with a one-line value. A small line
- * reader for the one layout deploy/base uses, not YAML.
+ * the JVM flags, and the other environment variables with a one-line value. The flags are the image's
+ * ({@code deploy/image/jvm.flags} beside the manifest's {@code deploy/}, plus the launcher's class-data archive)
+ * followed by the manifest's {@code JAVA_TOOL_OPTIONS}, which override them; an older manifest that wrote every flag
+ * into {@code JAVA_TOOL_OPTIONS} is read as it is. A small line reader for the one layout deploy/base uses, not YAML.
  *
  * @param javaToolOptions the JVM flags, one token each
  * @param args            the daemon's arguments, e.g. {@code serve --host-root=/host ...}
@@ -20,6 +22,8 @@ import java.util.Map;
  */
 record Manifest(List<String> javaToolOptions, List<String> args, Map<String, String> env) {
 
+    /** The class-data archive the image's launcher names (deploy/image/vgpu-daemon). */
+    private static final String IMAGE_ARCHIVE = "-XX:SharedArchiveFile=/opt/vgpu/vgpu-daemon.jsa";
     /** The flags that name the daemon's class-data archive or AOT cache, an image path. */
     private static final List<String> ARCHIVE_FLAGS = List.of("-XX:SharedArchiveFile=", "-XX:AOTCache=");
 
@@ -67,8 +71,14 @@ record Manifest(List<String> javaToolOptions, List<String> args, Map<String, Str
                 }
             }
         }
-        if (flags.isEmpty() || args.isEmpty()) {
-            throw new IllegalArgumentException(file + ": no JAVA_TOOL_OPTIONS value or no container args found");
+        if (flags.stream().noneMatch(f -> ARCHIVE_FLAGS.stream().anyMatch(f::startsWith))) {
+            List<String> image = new ArrayList<>(imageFlags(file));
+            image.add(IMAGE_ARCHIVE);
+            image.addAll(flags);
+            flags = image;
+        }
+        if (args.isEmpty()) {
+            throw new IllegalArgumentException(file + ": no container args found");
         }
         return new Manifest(List.copyOf(flags), List.copyOf(args), Map.copyOf(env));
     }
@@ -129,6 +139,19 @@ record Manifest(List<String> javaToolOptions, List<String> args, Map<String, Str
             }
         }
         return out;
+    }
+
+    /** The flags of the {@code deploy/image/jvm.flags} above the manifest: one per line, {@code #} lines skipped. */
+    private static List<String> imageFlags(Path manifest) throws IOException {
+        for (Path dir = manifest.toAbsolutePath().getParent(); dir != null; dir = dir.getParent()) {
+            Path flags = dir.resolve("image/jvm.flags");
+            if (dir.getFileName() != null && dir.getFileName().toString().equals("deploy") && Files.exists(flags)) {
+                return Files.readAllLines(flags).stream().map(String::strip)
+                        .filter(line -> !line.isEmpty() && !line.startsWith("#")).toList();
+            }
+        }
+        throw new IllegalArgumentException(manifest + ": no JAVA_TOOL_OPTIONS naming the cache, and no"
+                + " deploy/image/jvm.flags above it");
     }
 
     private static int indent(String line) {

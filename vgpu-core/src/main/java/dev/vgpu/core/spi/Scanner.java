@@ -1,5 +1,6 @@
 package dev.vgpu.core.spi;
 
+import dev.vgpu.core.Device;
 import dev.vgpu.core.DeviceRules;
 import dev.vgpu.core.PciIds;
 import dev.vgpu.core.Snapshot;
@@ -14,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -55,6 +57,10 @@ public final class Scanner {
     private volatile int expectedScopeKeys = 16;
     /** Source name → why it failed and in how many scans in a row; present only while it fails. */
     private final Map<String, Failing> failing = new ConcurrentHashMap<>();
+    /** Whether a rename that would merge devices across sources or attachments keeps them under their own names. */
+    private final boolean namesAsAttributes;
+    /** Ids of the devices kept under their own name, as last said (one WARN when one starts to be). */
+    private final Set<String> keptUnrenamed = ConcurrentHashMap.newKeySet();
 
     private record Failing(String reason, long scans) {
     }
@@ -103,6 +109,11 @@ public final class Scanner {
      * @param rules   the rules in force; asked at the start of each scan, must not return null
      */
     public Scanner(Host host, List<DeviceSource> sources, Supplier<DeviceRules> rules) {
+        this(host, sources, rules, false);
+    }
+
+    private Scanner(Host host, List<DeviceSource> sources, Supplier<DeviceRules> rules, boolean namesAsAttributes) {
+        this.namesAsAttributes = namesAsAttributes;
         this.base = Objects.requireNonNull(host, "host").withScanScope(ScanScope.none());
         this.sources = List.copyOf(sources);
         this.rules = Objects.requireNonNull(rules, "rules");
@@ -110,6 +121,17 @@ public final class Scanner {
             LOG.warn("NO DEVICE SOURCES: nothing will ever be discovered. Put vgpu-sysfs (the built-in sources) or a "
                     + "jar that provides dev.vgpu.core.spi.DeviceSource on the class path or module path.");
         }
+    }
+
+    /**
+     * This scanner for an adapter whose resource names are attributes of each device rather than sockets (the DRA
+     * plugin publishes every device on its own): a device that an operator's rename would put under a name another
+     * source produces, or beside devices attached otherwise, keeps the name its source gave it, with one WARN when
+     * that starts, instead of becoming a skip. The device plugin's rule (one socket per name, one source and one
+     * attachment behind it) would withdraw it; here no rename withdraws a device.
+     */
+    public Scanner withNamesAsAttributes() {
+        return new Scanner(base, sources, rules, true);
     }
 
     /**
@@ -228,9 +250,11 @@ public final class Scanner {
                              Map<String, String> failures) {
         for (DeviceSource source : sources) {
             Discovery discovery = null;
+            Discovery found = null;
             String failure = null;
             try {
-                discovery = rulesNow.apply(source.discover(host), device -> PciDeviceIds.of(host, device));
+                found = source.discover(host);
+                discovery = rulesNow.apply(found, device -> PciDeviceIds.of(host, device));
                 LOG.debug("source {} found {} devices, skipped {}", source.name(), discovery.devices().size(),
                         discovery.skipped().size());
             } catch (Exception | LinkageError e) {
@@ -239,7 +263,12 @@ public final class Scanner {
             }
             if (failure == null) {
                 try {
-                    next.add(source.name(), discovery);
+                    if (namesAsAttributes) {
+                        sayKept(source.name(), next.addKeepingUnrenamed(source.name(), discovery, byId(found)),
+                                discovery);
+                    } else {
+                        next.add(source.name(), discovery);
+                    }
                 } catch (IllegalArgumentException e) {
                     failure = "it returned inconsistent devices: " + e.getMessage();
                 }
@@ -253,5 +282,29 @@ public final class Scanner {
                 failed(source.name(), failure, kept.devices().size());
             }
         }
+    }
+
+    /** A discovery's devices by id. */
+    private static Map<String, Device> byId(Discovery discovery) {
+        Map<String, Device> out = new java.util.HashMap<>();
+        discovery.devices().forEach(d -> out.put(d.id(), d));
+        return out;
+    }
+
+    /** One WARN per device that starts to be kept under its own name; a device renamed as asked again is forgotten. */
+    private void sayKept(String source, List<Device> kept, Discovery renamed) {
+        Map<String, Device> wanted = byId(renamed);
+        for (Device device : kept) {
+            if (keptUnrenamed.add(device.id())) {
+                LOG.warn("Device {} of source {} stays {}: the configuration renames it to {}, which another source"
+                        + " produces or which holds devices attached otherwise; in DRA mode each device is published"
+                        + " on its own, so it keeps its source's name (its resourceName attribute) rather than"
+                        + " leave the pool", device.id(), source, device.resource(),
+                        wanted.get(device.id()).resource());
+            }
+        }
+        Set<String> keptNow = new java.util.HashSet<>();
+        kept.forEach(d -> keptNow.add(d.id()));
+        renamed.devices().stream().map(Device::id).filter(id -> !keptNow.contains(id)).forEach(keptUnrenamed::remove);
     }
 }

@@ -54,6 +54,15 @@ public interface NodeAdapter extends SnapshotSink, AutoCloseable {
         String describe();
 
         /**
+         * Whether resource names are attributes of each device (DRA) rather than one socket each (the device plugin):
+         * then a rename that would put devices of two sources or attachments under one name keeps each under its own
+         * ({@link dev.vgpu.core.spi.Scanner#withNamesAsAttributes()}), so that no rename withdraws a device.
+         */
+        default boolean namesAreAttributes() {
+            return false;
+        }
+
+        /**
          * The adapter, serving (its sockets bound, nothing advertised yet).
          *
          * @throws CannotStart in words, for an exit 2 (a socket that cannot be bound, an unusable kubeconfig)

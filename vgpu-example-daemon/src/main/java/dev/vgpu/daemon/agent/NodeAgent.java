@@ -13,6 +13,7 @@ import dev.vgpu.daemon.ops.Metrics;
 import dev.vgpu.daemon.ops.OpsServer;
 import dev.vgpu.daemon.process.DaemonVersion;
 import dev.vgpu.daemon.process.Signals;
+import dev.vgpu.daemon.scan.HostOptions;
 import dev.vgpu.nvml.RecoveringNvml;
 import dev.vgpu.nvml.XidPolicy;
 import java.io.IOException;
@@ -29,7 +30,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,13 +72,14 @@ public final class NodeAgent implements AutoCloseable {
      * @param scanDeadline     a round running longer than this fails the liveness probe
      * @param failedScansLimit this many failed rounds in a row fail the liveness probe; 0 = never
      * @param config           the configuration in force (renames, exclusions, type names, XID policy)
-     * @param nvml             opens NVML beside the first scan (its first attempt on a thread of its own)
+     * @param nvml             NVML's options: opened beside the first scan (its first attempt on a thread of its
+     *                         own), or off ({@code --no-nvml})
      * @param preparation      what is done to the host before the first scan and after each reload
      */
     public record Settings(Host host, PciIdsInUse pciIds, List<DeviceSource> sources,
                            Optional<StateDirectory> stateDirectory, RescanInterval interval,
                            Optional<InetSocketAddress> metricsAddress, Duration scanDeadline, int failedScansLimit,
-                           LiveConfig config, Supplier<RecoveringNvml> nvml, HostPreparation preparation) {
+                           LiveConfig config, HostOptions nvml, HostPreparation preparation) {
         /** Copies the sources; checks that nothing is missing. */
         public Settings {
             Objects.requireNonNull(host, "host");
@@ -155,16 +156,18 @@ public final class NodeAgent implements AutoCloseable {
                 GoDurations.format(raw), GoDurations.format(RescanInterval.FLOOR),
                 GoDurations.format(interval.period())));
         // Loaded beside the first scan: that scan waits for it only to name a vGPU type only NVML knows.
-        RecoveringNvml nvml = settings.nvml().get();
+        RecoveringNvml nvml = settings.nvml().openNvmlBesideTheFirstScan();
         LiveConfig live = settings.config();
         LOG.info("vgpu daemon {} starting: host root {}, {}, host files read {}, sources {}, {}, rescan {}, pci.ids {},"
                 + " state dir {}, configuration {}, /healthz fails after {}", DaemonVersion.current(),
-                settings.host().root(), opener.describe(), settings.host().files().describe(), settings.sources().stream().map(DeviceSource::name).toList(), nvml.description(),
+                settings.host().root(), opener.describe(), settings.host().files().describe(),
+                settings.sources().stream().map(DeviceSource::name).toList(), nvml.description(),
                 interval.enabled() ? "every " + GoDurations.format(interval.period())
                         : "disabled (devices are discovered once at start)",
                 settings.pciIds().description(), settings.stateDirectory().map(d -> d.path().toString()
                         + (d.mayWrite() ? "" : " (read only)")).orElse("off (learned profile names are lost at a"
-                        + " restart)"), live.describe(), settings.failedScansLimit() == 0 ? "no number of failed scans"
+                        + " restart)"), settings.nvml().noNvml() ? live.describeWithoutNvml() : live.describe(),
+                settings.failedScansLimit() == 0 ? "no number of failed scans"
                         : settings.failedScansLimit() + " failed scans in a row");
         Host bare = settings.host();
         Host host = bare.withVgpuTypes(live.resolverAfter(nvml.vgpuTypeResolver(), bare));
@@ -190,8 +193,9 @@ public final class NodeAgent implements AutoCloseable {
         }
         opened.add(adapter);
         FailedScans failedScans = new FailedScans(metrics, settings.failedScansLimit());
-        Scanner scanner = new Scanner(settings.stateDirectory().map(host::withStateDirectory).orElse(host),
+        Scanner named = new Scanner(settings.stateDirectory().map(host::withStateDirectory).orElse(host),
                 settings.sources(), live::rules);
+        Scanner scanner = opener.namesAreAttributes() ? named.withNamesAsAttributes() : named;
         RescanLoop loop = RescanLoop.builder(scanner, adapter)
                 .period(interval.enabled() ? interval.period() : RescanInterval.FLOOR)
                 .observer(failedScans).beforeScan(nvml::retry).scheduler(agentThread).build();

@@ -54,6 +54,20 @@ public final class HelpText {
         return help.toString();
     }
 
+    /**
+     * What follows a usage error: the synopsis of {@code command} (or, for null, the top level's with the names of
+     * {@code commands}) and where the whole help is, instead of the whole help, so that the message stays the line
+     * one reads.
+     */
+    public static String shortUsage(CliCommand command, List<CliCommand> commands) {
+        String program = PROGRAM + (command == null ? "" : " " + command.name());
+        return command == null
+                ? "Usage: " + program + " [-h|-V] [COMMAND]\nCommands: " + String.join(", ",
+                        commands.stream().map(CliCommand::name).toList()) + "\nRun '" + program
+                        + " --help' for more.\n"
+                : "Usage: " + program + " [-h|-V] [OPTION...]\nRun '" + program + " --help' for the options.\n";
+    }
+
     /** The top-level help: the commands with their summaries, and a footer. */
     public static String topLevel(String description, List<CliCommand> commands, String footer) {
         StringBuilder help = new StringBuilder(synopsis("Usage: " + PROGRAM + " ", List.of("[-h|-V]", "[COMMAND]")));

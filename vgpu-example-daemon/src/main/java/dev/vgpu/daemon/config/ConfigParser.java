@@ -80,6 +80,17 @@ public final class ConfigParser {
         return parse(text);
     }
 
+    /**
+     * Checks a configuration given as text (an environment variable), with the file's size limit.
+     *
+     * @throws ConfigFile.Invalid when it is too large, is not YAML, or says anything this version does not accept
+     */
+    public static ConfigFile parseText(String text) throws ConfigFile.Invalid {
+        if (text.getBytes(StandardCharsets.UTF_8).length > MAX_BYTES) {
+            throw new ConfigFile.Invalid("", "the text is larger than " + MAX_BYTES + " bytes");
+        }
+        return parse(text);
+    }
 
     /** Parses and checks one file's text. */
     static ConfigFile parse(String text) throws ConfigFile.Invalid {

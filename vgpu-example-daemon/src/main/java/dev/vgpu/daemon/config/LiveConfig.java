@@ -5,6 +5,8 @@ import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.VgpuTypeResolver;
 import dev.vgpu.nvml.XidPolicy;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -51,6 +53,14 @@ public final class LiveConfig {
         return new LiveConfig(Optional.empty(), "", ConfigFile.NONE);
     }
 
+    /**
+     * A configuration given as text by {@code origin} (an environment variable), for good: a process's environment
+     * does not change, so SIGHUP has nothing to read again.
+     */
+    public static LiveConfig inline(String origin, ConfigFile configuration) {
+        return new LiveConfig(Optional.empty(), origin, configuration);
+    }
+
     /** What is in force now. */
     ConfigFile current() {
         return current.get();
@@ -77,9 +87,49 @@ public final class LiveConfig {
         return pf -> current.get().typeNames().after(first, host).supportedTypes(pf);
     }
 
+    /**
+     * What a reload changed, in words: each part of the configuration that differs, before and after; for a SIGHUP's
+     * log line. {@code enabled} of {@code health.xid} is left out: it applies at the next start (its own WARN).
+     */
+    String changes(ConfigFile before, ConfigFile after) {
+        List<String> parts = new ArrayList<>();
+        if (!before.rules().renames().equals(after.rules().renames())) {
+            parts.add("rename rules changed, " + before.rules().renames().size() + " -> "
+                    + after.rules().renames().size());
+        }
+        if (!before.rules().exclusions().equals(after.rules().exclusions())) {
+            parts.add("exclusions changed, " + before.rules().exclusions().size() + " -> "
+                    + after.rules().exclusions().size());
+        }
+        if (!before.typeNames().equals(after.typeNames())) {
+            parts.add("vGPU type names changed, for " + before.typeNames().names().size() + " -> "
+                    + after.typeNames().names().size() + " device ids");
+        }
+        XidPolicy was = before.xid().withEnabled(atStart.xid().enabled());
+        XidPolicy now = after.xid().withEnabled(atStart.xid().enabled());
+        if (!was.equals(now)) {
+            parts.add("health.xid: " + was + " -> " + now);
+        }
+        return parts.isEmpty() ? "nothing that applies before the next start changed" : String.join("; ", parts);
+    }
+
+    /**
+     * For the start line without NVML ({@code --no-nvml}): as {@link #describe()}, but XID health, which needs NVML,
+     * is said to be off whatever the configuration asks.
+     */
+    public String describeWithoutNvml() {
+        if (file.isEmpty() && origin.isEmpty()) {
+            return "none";
+        }
+        ConfigFile now = current.get();
+        String what = new ConfigFile(now.rules(), now.typeNames(), now.xid().withEnabled(false)).describe();
+        return file.map(f -> origin + " " + f).orElse(origin) + " (" + what + " without NVML)";
+    }
+
     /** For the start line: where the configuration comes from and what it changes. */
     public String describe() {
-        return file.map(f -> origin + " " + f + " (" + current.get().describe() + ")").orElse("none");
+        return file.map(f -> origin + " " + f + " (" + current.get().describe() + ")")
+                .orElse(origin.isEmpty() ? "none" : origin + " (" + current.get().describe() + ")");
     }
 
     /** Asks for the file to be read again before the next round; nothing happens without a file. */
@@ -114,8 +164,7 @@ public final class LiveConfig {
             LOG.info("SIGHUP: {} {} read again, unchanged", origin, path);
             return false;
         }
-        LOG.info("SIGHUP: {} {} applied from this round: {}", origin, path,
-                new ConfigFile(next.rules(), next.typeNames(), xidPolicy()).describe());
+        LOG.info("SIGHUP: {} {} applied from this round: {}", origin, path, changes(previous, next));
         if (next.xid().enabled() != atStart.xid().enabled()) {
             LOG.warn("SIGHUP: {} {} sets health.xid.enabled to {}, which applies at the next start (NVML events are"
                     + " registered once): XID health stays {}", origin, path, next.xid().enabled(),

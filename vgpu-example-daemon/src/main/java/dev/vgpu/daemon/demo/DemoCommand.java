@@ -74,7 +74,7 @@ public final class DemoCommand implements Callable<Integer> {
             NodeAgent.Settings settings = new NodeAgent.Settings(Host.of(sample.root()).withPciIds(names.names()),
                     new NodeAgent.PciIdsInUse(names.toString(), names.description()), DeviceSources.load(),
                     Optional.empty(), RescanInterval.DISABLED, Optional.empty(), NodeAgent.DEFAULT_SCAN_DEADLINE,
-                    NodeAgent.DEFAULT_FAILED_SCANS_LIMIT, LiveConfig.none(), host::openNvmlBesideTheFirstScan,
+                    NodeAgent.DEFAULT_FAILED_SCANS_LIMIT, LiveConfig.none(), host,
                     NodeAgent.HostPreparation.NONE);
             try (NodeAgent daemon = NodeAgent.start(settings, DevicePluginAdapter.opener(pluginDir), agent -> { })) {
                 // One plugin per resource of the first scan.

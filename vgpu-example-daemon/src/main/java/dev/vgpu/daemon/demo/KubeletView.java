@@ -1,5 +1,6 @@
 package dev.vgpu.daemon.demo;
 
+import dev.vgpu.core.internal.Printable;
 import dev.vgpu.kubelet.standin.DeviceState;
 import dev.vgpu.kubelet.standin.Registration;
 import dev.vgpu.kubelet.standin.StandInKubelet;
@@ -13,7 +14,9 @@ import java.util.stream.Collectors;
 
 /**
  * What the stand-in kubelet of the {@code kubelet} command knows at one moment, and the changes between two such
- * moments in words: registrations, device lists, health, streams that ended.
+ * moments in words: registrations, device lists, health, streams that ended. Everything a plugin sent (resource names,
+ * endpoints, versions, device ids, health) is printed escaped and cut with the project's printable rule, so a hostile
+ * plugin can neither drive the terminal nor forge a line (docs/RELIABILITY.md, "DRA mode").
  *
  * @param registrations every Register call so far, in order
  * @param resources     the latest device list per resource
@@ -52,7 +55,8 @@ record KubeletView(List<Registration> registrations, Map<String, List<DeviceStat
         List<String> lines = new ArrayList<>();
         for (Registration r : registrations.subList(Math.min(before.registrations.size(), registrations.size()),
                 registrations.size())) {
-            lines.add("register " + r.resourceName() + ": endpoint " + r.endpoint() + ", API " + r.version()
+            lines.add("register " + name(r.resourceName()) + ": endpoint " + Printable.of(r.endpoint(), 120) + ", API "
+                    + Printable.of(r.version(), 40)
                     + (r.preferredAllocationAvailable() ? ", preferred allocation offered" : ""));
         }
         Set<String> names = new TreeSet<>(resources.keySet());
@@ -61,15 +65,15 @@ record KubeletView(List<Registration> registrations, Map<String, List<DeviceStat
             List<DeviceState> was = before.resources.get(name);
             List<DeviceState> now = resources.get(name);
             if (now == null) {
-                lines.add(name + ": no device list any more");
+                lines.add(name(name) + ": no device list any more");
             } else if (!now.equals(was)) {
-                lines.add(name + ": " + listChange(was, now));
+                lines.add(name(name) + ": " + listChange(was, now));
             }
             // A list can only arrive over an open stream: one that arrived since the last view on a stream that is
             // not open now came over a stream that ended in between, even if this view never saw it open.
             boolean hadStream = before.streaming.contains(name) || (now != null && !now.equals(was));
             if (hadStream && !streaming.contains(name)) {
-                lines.add(name + ": its ListAndWatch stream ended");
+                lines.add(name(name) + ": its ListAndWatch stream ended");
             }
         }
         return lines;
@@ -82,7 +86,8 @@ record KubeletView(List<Registration> registrations, Map<String, List<DeviceStat
         long healthy = now.stream().filter(DeviceState::healthy).count();
         String counts = now.size() + (now.size() == 1 ? " device, " : " devices, ") + healthy + " healthy";
         if (was == null || was.isEmpty()) {
-            return counts + ": " + now.stream().map(KubeletView::describe).collect(Collectors.joining(", "));
+            String shown = now.stream().limit(16).map(KubeletView::describe).collect(Collectors.joining(", "));
+            return counts + ": " + shown + (now.size() > 16 ? " and " + (now.size() - 16) + " more" : "");
         }
         Map<String, DeviceState> before = new TreeMap<>();
         was.forEach(d -> before.put(d.id(), d));
@@ -92,15 +97,16 @@ record KubeletView(List<Registration> registrations, Map<String, List<DeviceStat
         List<String> in = after.keySet().stream().filter(id -> !before.containsKey(id)).toList();
         List<String> out = before.keySet().stream().filter(id -> !after.containsKey(id)).toList();
         if (!in.isEmpty()) {
-            parts.add("new " + String.join(", ", in));
+            parts.add("new " + ids(in));
         }
         if (!out.isEmpty()) {
-            parts.add("gone " + String.join(", ", out));
+            parts.add("gone " + ids(out));
         }
         after.forEach((id, d) -> {
             DeviceState old = before.get(id);
             if (old != null && !old.health().equals(d.health())) {
-                parts.add(id + " is " + d.health() + " now (was " + old.health() + ")");
+                parts.add(Printable.of(id, 80) + " is " + Printable.of(d.health(), 40) + " now (was "
+                        + Printable.of(old.health(), 40) + ")");
             } else if (old != null && !old.equals(d)) {
                 parts.add(id + " is now " + describe(d));
             }
@@ -112,7 +118,18 @@ record KubeletView(List<Registration> registrations, Map<String, List<DeviceStat
     }
 
     private static String describe(DeviceState d) {
-        return d.id() + " " + d.health() + (d.numaNode().isPresent() ? " (NUMA node " + d.numaNode().getAsInt() + ")"
-                : "");
+        return Printable.of(d.id(), 80) + " " + Printable.of(d.health(), 40) + (d.numaNode().isPresent()
+                ? " (NUMA node " + d.numaNode().getAsInt() + ")" : "");
+    }
+
+    /** A resource name as a plugin sent it, escaped and cut (a real one has at most 74 characters). */
+    private static String name(String resource) {
+        return Printable.of(resource, 120);
+    }
+
+    /** Device ids as a plugin sent them: each escaped and cut, at most 16 named, then how many more. */
+    private static String ids(List<String> ids) {
+        String shown = ids.stream().limit(16).map(id -> Printable.of(id, 80)).collect(Collectors.joining(", "));
+        return ids.size() <= 16 ? shown : shown + " and " + (ids.size() - 16) + " more";
     }
 }

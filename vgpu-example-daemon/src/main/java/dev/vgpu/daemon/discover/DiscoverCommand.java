@@ -8,6 +8,7 @@ import dev.vgpu.daemon.cli.CliCommand;
 import dev.vgpu.daemon.cli.CliOption;
 import dev.vgpu.daemon.cli.Refusal;
 import dev.vgpu.daemon.cli.Subcommand;
+import dev.vgpu.daemon.cli.UsageError;
 import dev.vgpu.daemon.config.LiveConfig;
 import dev.vgpu.daemon.scan.ConfigOption;
 import dev.vgpu.daemon.scan.HostOptions;
@@ -51,7 +52,8 @@ public final class DiscoverCommand implements Callable<Integer> {
             "Scan once and print what would be advertised and what was skipped, with reasons.",
             "With --format json or kubevirt, stdout carries only that document; logs and the summary go to stderr.",
             "Exit code 1 when a source failed (e.g. no sys/ under --host-root), saying why.",
-            "Environment: VGPU_SOURCES, VGPU_STATE_DIR, VGPU_CONFIG (the flags override them)."),
+            "Environment: VGPU_SOURCES, VGPU_STATE_DIR, VGPU_CONFIG (the flags override them); VGPU_CONFIG_YAML (a"
+                    + " configuration's text), used when neither --config nor VGPU_CONFIG names a file."),
             CliCommand.join(ScanOptions.OPTIONS, HostOptions.OPTIONS, ConfigOption.OPTIONS, List.of(FORMAT, SAMPLE)));
 
     /** The subcommand: its table and how a parsed command line becomes a {@code DiscoverCommand}. */
@@ -81,6 +83,9 @@ public final class DiscoverCommand implements Callable<Integer> {
         configOption = new ConfigOption(args);
         format = Format.valueOf(args.text(FORMAT)); // the table's spelling: the parser hands a choice on as written
         sample = Samples.requireKnown(args.text(SAMPLE));
+        if (sample != null && args.has(ScanOptions.HOST_ROOT)) {
+            throw new UsageError("--sample and --host-root: give one of them");
+        }
     }
 
     @Override

@@ -8,14 +8,13 @@ import dev.vgpu.daemon.agent.CannotStart;
 import dev.vgpu.daemon.agent.NodeAdapter;
 import dev.vgpu.daemon.agent.NodeAgent;
 import dev.vgpu.daemon.ops.ResourceGauge;
-import dev.vgpu.dra.ApiClaimReader;
-import dev.vgpu.dra.ApiServer;
-import dev.vgpu.dra.DraHealth;
 import dev.vgpu.dra.DraPlugin;
+import dev.vgpu.dra.DraStatus;
 import dev.vgpu.dra.DriverName;
 import dev.vgpu.dra.KubeletRegistration;
-import dev.vgpu.dra.SlicePublisher;
-import io.fabric8.kubernetes.client.KubernetesClient;
+import dev.vgpu.dra.apiserver.ApiClaimReader;
+import dev.vgpu.dra.apiserver.ApiServer;
+import dev.vgpu.dra.apiserver.SlicePublisher;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,24 +25,29 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.concurrent.ThreadFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code serve --mode dra}: the node's devices offered through the DRA kubelet plugin of vgpu-dra, a thin wrapper of
- * its public API. Each snapshot goes to the plugin (what Prepare may hand over), the ResourceSlice publisher and the
- * DRA health checks ({@link DraHealth}, whose unhealthy set becomes the slices' taints and the kubelet's health
- * stream); GPU faults go to the health checks. This package is the only one of the daemon that names vgpu-dra or
- * fabric8, so device-plugin mode never reaches them (ArchitectureTest).
+ * {@code serve --mode dra}: the node's devices offered through the DRA kubelet plugin of vgpu-dra and the
+ * ResourceSlice publisher of vgpu-dra-apiserver, a thin wrapper of their public API. Each snapshot goes to the plugin,
+ * whose one owner keeps the devices, their health (the device plugin's checks and XID policy) and the prepared claims,
+ * and hands the pool to the publisher (the unhealthy devices become the slices' taints); GPU faults go to the plugin
+ * too. The plugin owns its sockets' checks and its lock on the kubelet root; the daemon keeps only its state-directory
+ * lock. This package is the only one of the daemon that names vgpu-dra or fabric8, so device-plugin mode never
+ * reaches them (ArchitectureTest).
  *
  * <p>Threads: {@link #open} and {@link #close()} run on the agent's caller; {@link #apply} on the agent's thread
- * ({@link DraPlugin#apply} stores the snapshot, the publisher and the health checks only post it to their own
- * threads); the plugin's claims thread answers the kubelet; a GPU fault only posts to the health thread; the probes
- * read published values.
+ * (it returns once the plugin's owner took the snapshot); every thread of the plugin, the publisher and the API client
+ * comes from {@link #THREADS}; a GPU fault only posts to the plugin's owner; the probes and gauges read published
+ * status values.
  */
 public final class DraAdapter implements NodeAdapter {
 
     private static final Logger LOG = LoggerFactory.getLogger(DraAdapter.class);
+    /** Makes every thread of the DRA plugin, the slice publisher and the API client (plain daemon threads). */
+    static final ThreadFactory THREADS = Thread::new;
 
     /**
      * What the DRA mode runs with, checked.
@@ -69,23 +73,20 @@ public final class DraAdapter implements NodeAdapter {
     }
 
     private final Settings settings;
-    private final KubernetesClient client;
+    private final ApiServer api;
     private final DraPlugin plugin;
     private final SlicePublisher slices;
-    private final DraHealth health;
     /** The snapshot the plugin serves now; written on the agent's thread, read by the gauges. */
     private volatile Snapshot current = Snapshot.empty();
 
-    private DraAdapter(Settings settings, KubernetesClient client, DraPlugin plugin, SlicePublisher slices,
-                       DraHealth health) {
+    private DraAdapter(Settings settings, ApiServer api, DraPlugin plugin, SlicePublisher slices) {
         this.settings = settings;
-        this.client = client;
+        this.api = api;
         this.plugin = plugin;
         this.slices = slices;
-        this.health = health;
     }
 
-    /** Opens the DRA mode with {@code settings}: connects, serves both plugin sockets, starts the publisher. */
+    /** Opens the DRA mode with {@code settings}: connects, starts the publisher, serves both plugin sockets. */
     public static Opener opener(Settings settings) {
         return new Opener() {
             @Override
@@ -93,6 +94,12 @@ public final class DraAdapter implements NodeAdapter {
                 return "DRA driver " + settings.driver() + ", node " + settings.nodeName() + ", kubelet root "
                         + settings.kubeletRoot() + ", CDI dir " + settings.cdiDir() + ", API server "
                         + settings.kubeconfig().map(f -> "of kubeconfig " + f).orElse("in-cluster");
+            }
+
+            /** Names are attributes in DRA mode, not sockets: a rename that would merge devices keeps them all. */
+            @Override
+            public boolean namesAreAttributes() {
+                return true;
             }
 
             @Override
@@ -103,73 +110,63 @@ public final class DraAdapter implements NodeAdapter {
     }
 
     private static DraAdapter open(Settings settings, Context context) {
-        KubernetesClient client;
+        ApiServer api;
         try {
-            client = ApiServer.connect(settings.kubeconfig());
+            api = ApiServer.connect(settings.kubeconfig(), THREADS);
         } catch (IOException | RuntimeException e) {
             LOG.debug("cannot build the API server client", e);
             throw new CannotStart(settings.kubeconfig().map(f -> "the kubeconfig " + f).orElse("the in-cluster API"
                     + " server configuration") + " cannot be used: " + NodeAgent.causes(e), e);
         }
-        LOG.info("DRA mode: API server {}", client.getMasterUrl());
-        Handovers handovers = Handovers.forHost(context.host(), context.sources());
+        LOG.info("DRA mode: API server {}", api.masterUrl()
+                + settings.kubeconfig().map(f -> " (kubeconfig " + f + ")").orElse(" (in-cluster)"));
         DraMetrics metrics = new DraMetrics(context.metrics());
-        List<AutoCloseable> opened = new ArrayList<>(List.of(client));
+        // The publisher first: the plugin hands it the pool (devices and health) from its start on.
+        SlicePublisher slices = SlicePublisher.builder(api, settings.driver(), settings.nodeName())
+                .observer(metrics).threads(THREADS).start();
+        DraPlugin plugin;
         try {
-            DraPlugin plugin = DraPlugin.builder(handovers, new ApiClaimReader(client, settings.driver()))
+            plugin = DraPlugin.builder(Handovers.forHost(context.host(), context.sources()),
+                            new ApiClaimReader(api, settings.driver()))
                     .driver(settings.driver()).pool(settings.nodeName()).kubeletRoot(settings.kubeletRoot())
-                    .cdiDir(settings.cdiDir()).stateDir(settings.stateDir()).observer(metrics).healthStream(true)
-                    .start();
-            opened.add(plugin);
-            metrics.readRegistration(() -> plugin.registration() instanceof KubeletRegistration.Registered);
-            SlicePublisher slices = SlicePublisher.builder(client, settings.driver(), settings.nodeName())
-                    .observer(metrics).start();
-            opened.add(slices);
-            DraHealth health = new DraHealth(handovers, context.host().root(), context.gpuProbe(),
-                    context.gpuFaultRecovery(), unhealthy -> {
-                        // The same set becomes the slices' taints and the kubelet's health stream.
-                        slices.health(unhealthy.keySet());
-                        plugin.health(unhealthy);
-                    }).start();
-            return new DraAdapter(settings, client, plugin, slices, health);
+                    .cdiDir(settings.cdiDir()).stateDir(settings.stateDir()).hostRoot(context.host().root())
+                    .gpuFaultRecovery(context.gpuFaultRecovery(), context.gpuProbe()).observer(metrics)
+                    .healthStream(true).devicePool(slices::publish).threads(THREADS).start();
         } catch (IOException | RuntimeException e) {
-            for (int i = opened.size() - 1; i >= 0; i--) {
-                try {
-                    opened.get(i).close();
-                } catch (Exception closing) {
-                    LOG.warn("Closing after a failed start: {}", closing.toString());
-                }
-            }
+            // Any failure here, the kubelet root's lock held by another daemon included, is an exit 2.
+            slices.close();
+            api.close();
             throw new CannotStart("cannot start the DRA plugin (sockets under --kubelet-root "
                     + settings.kubeletRoot() + ", CDI specs in --cdi-dir " + settings.cdiDir()
                     + ", the checkpoint in --state-dir " + settings.stateDir() + "): " + NodeAgent.causes(e), e);
         }
+        metrics.readRegistration(() -> plugin.registration() instanceof KubeletRegistration.Registered);
+        return new DraAdapter(settings, api, plugin, slices);
     }
 
-    /** Prepare's devices (stored at once), then the slices and the health checks (posted). */
+    /** To the plugin's owner, which checks the devices and hands the pool to the publisher. */
     @Override
     public void apply(Snapshot next, Plan plan) {
         plugin.apply(next, plan);
-        slices.publish(next);
-        health.apply(next);
         current = next;
     }
 
     @Override
     public void markGpuUnhealthy(PciAddress gpu, OptionalInt gpuInstance, String reason) {
-        health.markGpuUnhealthy(gpu, gpuInstance, reason);
+        plugin.markGpuUnhealthy(gpu, gpuInstance, reason);
     }
 
     @Override
     public void recoverGpuFaultsAfter(Duration quiet) {
-        health.recoverAfter(quiet);
+        plugin.recoverGpuFaultsAfter(quiet);
     }
 
     /** Per resource: devices by health; registered = the kubelet accepted the plugin; serving while running. */
     @Override
     public List<ResourceGauge> resources() {
-        boolean registered = plugin.registration() instanceof KubeletRegistration.Registered;
-        Set<String> unhealthy = new HashSet<>(health.unhealthyIds());
+        DraStatus status = plugin.status();
+        boolean registered = status.registration() instanceof KubeletRegistration.Registered;
+        Set<String> unhealthy = new HashSet<>(status.unhealthyIds());
         List<ResourceGauge> out = new ArrayList<>();
         current.resources().values().forEach(r -> {
             int bad = (int) r.devices().stream().filter(d -> unhealthy.contains(d.id())).count();
@@ -178,19 +175,29 @@ public final class DraAdapter implements NodeAdapter {
         return out;
     }
 
+    /**
+     * Why DRA mode is not live beyond the agent's own reasons: a JVM error on a thread of the plugin (its transport
+     * included) or of the publisher (docs/RELIABILITY.md, "DRA mode").
+     */
     @Override
     public List<String> notLive() {
-        return List.of();
+        List<String> problems = new ArrayList<>();
+        plugin.status().failure().ifPresent(failure -> problems.add(failure + "; restart the daemon"));
+        slices.failure().ifPresent(failure -> problems.add(failure + "; restart the daemon"));
+        return problems;
     }
 
     /**
-     * Why DRA mode is not ready: the kubelet has not accepted the registration yet (or refused it), or the node's
-     * first ResourceSlices are not published yet (README, "Metrics and probes").
+     * Why DRA mode is not ready: a socket of the plugin is missing (a check found it gone and it could not be served
+     * again yet), the kubelet has not accepted the registration yet (or refused it; after a socket was served again it
+     * registers anew), or the node's first ResourceSlices are not published yet (README, "Metrics and probes").
      */
     @Override
     public List<String> notReady() {
         List<String> problems = new ArrayList<>();
-        KubeletRegistration registration = plugin.registration();
+        DraStatus state = plugin.status();
+        state.missingSockets().forEach(socket -> problems.add("the DRA plugin's socket " + socket + " is missing"));
+        KubeletRegistration registration = state.registration();
         if (registration instanceof KubeletRegistration.Waiting) {
             problems.add("the kubelet has not registered the DRA plugin yet (its plugin watcher calls "
                     + plugin.registrationSocket() + ")");
@@ -211,14 +218,13 @@ public final class DraAdapter implements NodeAdapter {
                 + settings.nodeName() + "'s pool; " + first.skipped().size() + " devices skipped";
     }
 
-    /** Stops the health checks, the publisher (its slices stay) and the plugin (its sockets go), then the client. */
+    /** Stops the plugin (its sockets go, its claims stay), the publisher (its slices stay), then the client. */
     @Override
     public void close() {
         LOG.info("stopping DRA mode: prepared claims and their files stay for the next start");
-        health.close();
-        slices.close();
         plugin.close();
-        client.close();
+        slices.close();
+        api.close();
         LOG.info("stopped; the DRA plugin's sockets removed");
     }
 }

@@ -13,16 +13,20 @@ import java.util.Optional;
 
 /**
  * {@code --config FILE} (env {@value #ENV}) for {@code serve} and {@code discover}: the flag wins over the variable;
- * an empty value of either turns the file off. The file is read from the program's own file system.
+ * an empty value of either turns the file off. The file is read from the program's own file system. Without either,
+ * {@value #INLINE_ENV} may hold the text of a configuration (for pods that can mount no file, such as the GPU
+ * Operator's sandbox slot): the same schema and refusals, its field paths prefixed with the variable's name.
  */
 public final class ConfigOption {
 
     /** The environment variable behind {@code --config}. */
     public static final String ENV = "VGPU_CONFIG";
+    /** The environment variable holding a configuration's text; {@code --config} and {@value #ENV} win over it. */
+    public static final String INLINE_ENV = "VGPU_CONFIG_YAML";
 
     public static final CliOption CONFIG = CliOption.value("--config", "FILE", "YAML configuration (version: v1): resource"
-            + " renames, exclusions, vGPU type names, XID health; see the README. Overrides " + ENV + "; empty = none."
-            + " SIGHUP re-reads it.").withEnv(ENV);
+            + " renames, exclusions, vGPU type names, XID health; see the README. Overrides " + ENV + " and "
+            + INLINE_ENV + " (the configuration's text); empty = none.").withEnv(ENV);
     /** The row of {@code serve} and {@code discover}. */
     public static final List<CliOption> OPTIONS = List.of(CONFIG);
 
@@ -40,7 +44,7 @@ public final class ConfigOption {
     public LiveConfig load(Map<String, String> env) {
         CliArgs.Given given = args.given(CONFIG, env);
         if (given == null || given.value().isBlank()) {
-            return LiveConfig.none();
+            return inline(env.get(INLINE_ENV));
         }
         String origin = given.origin();
         String value = given.value();
@@ -54,6 +58,22 @@ public final class ConfigOption {
             return new LiveConfig(Optional.of(file), origin, ConfigParser.read(file));
         } catch (ConfigFile.Invalid e) {
             throw new Refusal(origin + " " + file + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * The configuration {@value #INLINE_ENV} holds; none when it is unset or blank.
+     *
+     * @throws Refusal naming the variable and the field at fault
+     */
+    public static LiveConfig inline(String text) {
+        if (text == null || text.isBlank()) {
+            return LiveConfig.none();
+        }
+        try {
+            return LiveConfig.inline(INLINE_ENV, ConfigParser.parseText(text));
+        } catch (ConfigFile.Invalid e) {
+            throw new Refusal(INLINE_ENV + ": " + e.getMessage());
         }
     }
 }

@@ -10,6 +10,7 @@ import dev.vgpu.daemon.scan.ScanOptions;
 import dev.vgpu.dra.DriverName;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -47,11 +48,8 @@ record DraMode(DriverName driver, Path kubeletRoot, String nodeName, Path cdiDir
             throw new UsageError("--device-plugin-dir is an option of device-plugin mode;"
                     + " in --mode dra the kubelet's directories come from --kubelet-root");
         }
+        requireWhatDraNeeds(args, env, options.scan.resolveStateDir(env).isPresent());
         CliArgs.Given node = args.given(ServeOptions.NODE_NAME, env);
-        if (node == null || node.value().isBlank()) {
-            throw new Refusal("--mode dra needs this node's name: give --node-name or set "
-                    + ServeOptions.NODE_ENV + " (the manifests set it from the downward API, spec.nodeName)");
-        }
         CliArgs.Given driver = args.given(ServeOptions.DRIVER, env);
         DriverName name;
         try {
@@ -75,6 +73,43 @@ record DraMode(DriverName driver, Path kubeletRoot, String nodeName, Path cdiDir
             config = Optional.of(file);
         }
         return new DraMode(name, options.kubeletRoot, node.value().strip(), options.cdiDir, config);
+    }
+
+    /**
+     * The flags DRA mode cannot start without, named in one message: this node's name and a state directory.
+     *
+     * @param stateDir whether {@code --state-dir} or its variable gives one
+     * @throws Refusal naming every missing flag and its variable
+     */
+    private static void requireWhatDraNeeds(CliArgs args, Map<String, String> env, boolean stateDir) {
+        List<String> missing = new ArrayList<>();
+        CliArgs.Given node = args.given(ServeOptions.NODE_NAME, env);
+        if (node == null || node.value().isBlank()) {
+            missing.add("--node-name or " + ServeOptions.NODE_ENV + " (this node's name; the manifests set it from the"
+                    + " downward API, spec.nodeName)");
+        }
+        if (!stateDir) {
+            missing.add("--state-dir or " + ScanOptions.STATE_ENV + " (the prepared-claims checkpoint lives there, so"
+                    + " that claims can be unprepared after a restart; the manifests use /var/lib/vgpu)");
+        }
+        if (!missing.isEmpty()) {
+            throw new Refusal("--mode dra needs " + String.join("; and ", missing));
+        }
+    }
+
+    /**
+     * Outside a cluster (no {@code KUBERNETES_SERVICE_HOST}, which the kubelet sets in every pod) there is no
+     * in-cluster configuration: without a kubeconfig the API server could never be reached, so say so instead of
+     * retrying.
+     */
+    @Override
+    public void requireItsServer(Map<String, String> env) {
+        String serviceHost = env.get("KUBERNETES_SERVICE_HOST");
+        if (kubeconfig.isEmpty() && (serviceHost == null || serviceHost.isBlank())) {
+            throw new Refusal("--mode dra: not in a cluster (KUBERNETES_SERVICE_HOST is not set, so there is no"
+                    + " in-cluster API server configuration): give the API server's kubeconfig with --kubeconfig or "
+                    + ServeOptions.KUBECONFIG_ENV);
+        }
     }
 
     @Override

@@ -61,7 +61,7 @@ public final class ServeCommand implements Callable<Integer> {
                     new NodeAgent.PciIdsInUse(names.toString(), names.description()), request.sources(),
                     request.stateDirectory().map(StateDirectory::of), request.interval(), request.metricsAddress(),
                     request.scanDeadline(), request.failedScansLimit(), request.config(),
-                    request.host()::openNvmlBesideTheFirstScan, NodeAgent.HostPreparation.NONE);
+                    request.host(), NodeAgent.HostPreparation.NONE);
             NodeAgent.start(settings, request.mode().opener(request.stateDirectory()), agent -> Shutdown.onStop(() -> {
                 agent.close();
                 lock.close();

@@ -49,6 +49,15 @@ sealed interface ServeMode permits DevicePluginMode, DraMode {
     void requireDirectories();
 
     /**
+     * Refuses to start where what the mode talks to beyond this node cannot be reached (checked after the
+     * configuration is read); nothing to check by default.
+     *
+     * @throws Refusal naming the flag or variable that would fix it
+     */
+    default void requireItsServer(Map<String, String> env) {
+    }
+
+    /**
      * The state directory to serve with, prepared (created owner-only when missing), kept out of the directories the
      * kubelet owns.
      *

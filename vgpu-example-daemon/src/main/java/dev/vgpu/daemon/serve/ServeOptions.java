@@ -78,7 +78,8 @@ public final class ServeOptions {
             "Environment: VFIO_VGPU_RESCAN_INTERVAL (Go duration, e.g. 30s or 5m; unset, empty or 0 = no rescans;"
                     + " positive values below 5s are raised to 5s), overridden by --rescan-interval; VGPU_SOURCES,"
                     + " overridden by --sources; VGPU_STATE_DIR, overridden by --state-dir; VGPU_CONFIG, overridden by"
-                    + " --config."),
+                    + " --config; VGPU_CONFIG_YAML (a configuration's text), used when neither names a file.",
+            "SIGHUP rescans at once and reads the --config file again."),
             CliCommand.join(ScanOptions.OPTIONS, HostOptions.OPTIONS, ConfigOption.OPTIONS, List.of(MODE), DRA_ONLY,
                     List.of(DEVICE_PLUGIN_DIR, RESCAN_INTERVAL, METRICS_ADDRESS, SCAN_DEADLINE, SAMPLE, FAILED_SCANS)));
 

@@ -71,6 +71,7 @@ record ServeRequest(String sample, Path hostRoot, HostOptions host, List<DeviceS
                 env.get(ServeOptions.METRICS_ENV));
         Duration deadline = scanDeadline(options.scanDeadline);
         LiveConfig config = options.configOption.load(env);
+        mode.requireItsServer(env);
         return new ServeRequest(options.sample, options.scan.hostRoot, options.host, sources, stateDirectory,
                 interval, metrics, deadline, options.failedScansLimit, config, mode);
     }

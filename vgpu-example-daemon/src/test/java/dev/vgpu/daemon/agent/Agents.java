@@ -26,7 +26,7 @@ final class Agents {
         return new NodeAgent.Settings(Host.of(root).withPciIds(PciIds.empty()),
                 new NodeAgent.PciIdsInUse("none", "none"), DeviceSources.load(), Optional.empty(), interval,
                 Optional.empty(), NodeAgent.DEFAULT_SCAN_DEADLINE, NodeAgent.DEFAULT_FAILED_SCANS_LIMIT, config,
-                options::openNvmlBesideTheFirstScan, NodeAgent.HostPreparation.NONE);
+                options, NodeAgent.HostPreparation.NONE);
     }
 
     /** Starts an agent serving the device-plugin API in {@code pluginDir}. */

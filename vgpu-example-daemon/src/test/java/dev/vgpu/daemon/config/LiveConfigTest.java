@@ -47,7 +47,7 @@ class LiveConfigTest {
         CapturedStderr.Outcome<Boolean> applied = capture(live::reloadIfRequested);
         assertThat(applied.answer()).isTrue();
         assertThat(applied.log()).contains("INFO LiveConfig - SIGHUP: --config " + file + " applied from this round:"
-                + " 1 rename rules");
+                + " rename rules changed, 1 -> 1");
         assertThat(live.rules().renames().get(0).name()).isEqualTo(new ResourceName("gpu"));
         assertThat(live.reloadIfRequested()).as("two requests, one reload").isFalse();
 
@@ -91,8 +91,8 @@ class LiveConfigTest {
         XidPolicy quiet = XidPolicy.defaults().withIgnored(Set.of(43L)).withRecoverAfter(Duration.ofMinutes(10));
         assertThat(inForce).containsExactly(quiet);
         assertThat(live.xidPolicy()).isEqualTo(quiet);
-        assertThat(reloaded.log()).contains("applied from this round: 1 rename rules, 0 exclusions, vGPU type names"
-                + " for 0 device ids, XID health on, ignoring XIDs [43], recovery after 10m0s quiet")
+        assertThat(reloaded.log()).contains("applied from this round: health.xid: XID health on, ignoring XIDs [13,"
+                + " 31, 43, 45, 68, 109], no recovery -> XID health on, ignoring XIDs [43], recovery after 10m0s quiet")
                 .doesNotContain("WARN");
 
         Files.writeString(file, PGPU + "health: {xid: {enabled: false, ignored: [43], recoverAfter: 10m}}\n");
@@ -119,5 +119,31 @@ class LiveConfigTest {
         assertThat(none.reloadIfRequested()).isFalse();
         assertThat(none.current()).isSameAs(ConfigFile.NONE);
         assertThat(none.describe()).isEqualTo("none");
+    }
+
+    @Test
+    void withoutNvmlTheStartLineSaysXidHealthIsOffWhateverTheConfigurationAsks() throws Exception {
+        LiveConfig inline = LiveConfig.inline("VGPU_CONFIG_YAML", ConfigParser.parseText("version: v1\n"));
+        assertThat(inline.describe()).contains("XID health on");
+        assertThat(inline.describeWithoutNvml()).contains("XID health off").doesNotContain("XID health on");
+        assertThat(LiveConfig.none().describeWithoutNvml()).isEqualTo("none");
+    }
+
+    @Test
+    void aReloadSaysWhatChanged() throws Exception {
+        ConfigFile before = ConfigParser.parse("version: v1\n");
+        ConfigFile after = ConfigParser.parse("""
+                version: v1
+                exclude:
+                  - address: "0000:65:00.0"
+                health:
+                  xid:
+                    ignored: [13]
+                """);
+        String changes = LiveConfig.none().changes(before, after);
+        assertThat(changes).contains("exclusions changed, 0 -> 1", "health.xid: ").contains("ignoring XIDs [13]")
+                .doesNotContain("rename rules");
+        assertThat(LiveConfig.none().changes(before, before))
+                .isEqualTo("nothing that applies before the next start changed");
     }
 }

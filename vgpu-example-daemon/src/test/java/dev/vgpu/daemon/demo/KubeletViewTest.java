@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.Set;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** What the {@code kubelet} command prints for each change the stand-in kubelet sees. */
@@ -69,5 +70,24 @@ class KubeletViewTest {
                 .startsWith(R + ": 1 device, 1 healthy");
         assertThat(before.restarted().changesSince(before)).containsExactly(R + ": no device list any more",
                 R + ": its ListAndWatch stream ended");
+    }
+
+    /** docs/RELIABILITY.md, "DRA mode": what a hostile plugin sends is printed escaped, on one line of bounded length. */
+    @Test
+    @Tag("reliability")
+    void aHostilePluginsNamesIdsAndHealthArePrintedEscapedOnOneLineEach() {
+        String hostile = "nvidia.com/\u001b[2J\u001b]0;pwned\u0007x\nforged line \u202e" + "y".repeat(5_000);
+        Registration register = new Registration("v1beta1\u001b[31m", "evil\r.sock", hostile, false, false);
+        KubeletView now = new KubeletView(List.of(register), Map.of(hostile, List.of(new DeviceState(
+                "0000:1b:00.4\nforged", "Healthy\u202e", OptionalInt.empty()))), Set.of(hostile));
+
+        List<String> lines = now.changesSince(KubeletView.empty());
+
+        assertThat(lines).hasSize(2).allSatisfy(line -> {
+            assertThat(line.codePoints().filter(c -> Character.isISOControl(c)
+                    || Character.getType(c) == Character.FORMAT)).isEmpty();
+            assertThat(line.length()).isLessThan(1_000);
+        });
+        assertThat(lines.get(0)).contains("\\u001b[2J", "\\n", "\\u202e");
     }
 }

@@ -1,8 +1,16 @@
 package dev.vgpu.kubelet.api.transport;
 
+import io.grpc.Attributes;
 import io.grpc.BindableService;
+import io.grpc.Context;
+import io.grpc.Contexts;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerTransportFilter;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
@@ -17,7 +25,9 @@ import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -25,6 +35,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,11 +71,16 @@ public final class UnixDomainTransport implements AutoCloseable {
             java.nio.file.attribute.PosixFilePermissions.fromString("rw-------");
 
     private static final Logger LOG = LoggerFactory.getLogger(UnixDomainTransport.class);
+    /** The number each connection gets when it is ready, unique within its transport. */
+    private static final Attributes.Key<Long> CONNECTION_ATTRIBUTE = Attributes.Key.create("vgpu-connection");
+    /** The number of the connection a call came on, in the call's gRPC context ({@link #connection()}). */
+    private static final Context.Key<Long> CONNECTION = Context.key("vgpu-connection");
 
     private final EventLoopGroup eventLoop;
     private final CallThreads executor;
     private final ServerLimits limits;
     private final CallAdmission admission;
+    private final AtomicLong connections = new AtomicLong();
     private volatile boolean closing;
 
     private UnixDomainTransport(EventLoopGroup eventLoop, CallThreads executor, ServerLimits limits) {
@@ -162,6 +178,35 @@ public final class UnixDomainTransport implements AutoCloseable {
         return admission.pending();
     }
 
+    /**
+     * The connection the calling handler's call came on, a number unique within the transport that serves it (0
+     * outside a call): lets a service bound what one connection may hold (the DRA plugin's health streams). Called on
+     * the thread that runs the handler.
+     */
+    public static long connection() {
+        Long id = CONNECTION.get();
+        return id == null ? 0 : id;
+    }
+
+    /**
+     * The file key (device and inode) of the socket at {@code socket}, links not followed; null when it is anything
+     * else (gone, or a file renamed over it). Compared with the key right after binding, it also tells another
+     * process's socket moved there, so a server deletes only the socket it bound. A stat; any thread.
+     */
+    public static Object socketKey(Path socket) {
+        try {
+            BasicFileAttributes attributes = Files.readAttributes(socket, BasicFileAttributes.class,
+                    LinkOption.NOFOLLOW_LINKS);
+            if (!attributes.isOther()) {
+                return null;
+            }
+            Object key = attributes.fileKey();
+            return key != null ? key : socket;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
     /** The bytes {@code socket}'s path takes as it is bound or dialled: its text in UTF-8. */
     public static int pathBytes(Path socket) {
         return socket.toString().getBytes(StandardCharsets.UTF_8).length;
@@ -188,6 +233,24 @@ public final class UnixDomainTransport implements AutoCloseable {
                 // refuses the rest there (CallAdmission).
                 .directExecutor()
                 .callExecutor(admission)
+                // Each connection numbered when ready, its number in every call's context; the admission, added
+                // last, still runs first.
+                .addTransportFilter(new ServerTransportFilter() {
+                    @Override
+                    public Attributes transportReady(Attributes attributes) {
+                        return attributes.toBuilder().set(CONNECTION_ATTRIBUTE, connections.incrementAndGet())
+                                .build();
+                    }
+                })
+                .intercept(new ServerInterceptor() {
+                    @Override
+                    public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(ServerCall<ReqT, RespT> call,
+                            Metadata headers, ServerCallHandler<ReqT, RespT> next) {
+                        Long id = call.getAttributes().get(CONNECTION_ATTRIBUTE);
+                        return Contexts.interceptCall(Context.current().withValue(CONNECTION, id == null ? 0L : id),
+                                call, headers, next);
+                    }
+                })
                 .intercept(admission)
                 .maxConcurrentCallsPerConnection(limits.callsPerConnection())
                 .maxRstFramesPerWindow(limits.resetsPerWindow(), (int) limits.resetWindow().toSeconds())
@@ -218,6 +281,38 @@ public final class UnixDomainTransport implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             server.shutdownNow();
             throw new IOException("cannot make " + socket + " owner-only: " + withCauses(e), e);
+        }
+        return server;
+    }
+
+    /**
+     * Serves the services on {@code socket} without the path ever going missing, and so that closing the server
+     * never deletes what is at {@code socket} then: binds on a hidden name beside it ({@code .} and random hex digits,
+     * no longer than the socket's own name, which the kubelet's plugin watcher ignores), then renames that socket over
+     * {@code socket} in one step. Netty deletes the path a server bound when the server closes; here that is the hidden
+     * name, long gone, so a socket another process put at {@code socket} meanwhile stays. The caller deletes
+     * {@code socket} itself, when it is still the one it bound ({@link #socketKey}).
+     *
+     * @throws IOException as {@link #serve}, or when the rename fails (the server is shut down again)
+     */
+    public Server serveReplacing(Path socket, List<BindableService> services) throws IOException {
+        int bytes = pathBytes(socket);
+        if (bytes > MAX_PATH_BYTES) {
+            throw new IOException("cannot serve on " + socket + ": the path has " + bytes + " bytes, more than the "
+                    + MAX_PATH_BYTES + " a unix socket path may have");
+        }
+        int length = Math.max(4, socket.getFileName().toString().length());
+        String hex = Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
+        Path hidden = socket.resolveSibling("." + hex.substring(0, Math.min(hex.length(), length - 1)));
+        Server server = serve(hidden, services);
+        try {
+            Files.move(hidden, socket, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException | RuntimeException e) {
+            server.shutdownNow();
+            Files.deleteIfExists(hidden);
+            throw new IOException("cannot move the socket bound at " + hidden + " to " + socket + ": "
+                    + withCauses(e), e);
         }
         return server;
     }

@@ -16,7 +16,8 @@ import java.util.List;
 
 /**
  * Scans a fake host with the built-in sources and serves it as a DRA plugin on the module path: both sockets bound
- * (the device plugin's transport through its qualified export, the generated services loaded), then closed.
+ * (the device plugin's transport through its qualified export, the generated services loaded), then closed; no
+ * API-server client comes with it.
  */
 public final class DraLabDemo {
 
@@ -43,6 +44,8 @@ public final class DraLabDemo {
             plugin.close();
         }
         require(!Files.exists(plugin.draSocket()), "the DRA socket removed");
+        // The kubelet-side plugin carries no API-server client: that is vgpu-dra-apiserver's.
+        require(ModuleLayer.boot().findModule("kubernetes.client.api").isEmpty(), "fabric8 on the module path");
         System.out.println("DRA DEMO OK");
     }
 

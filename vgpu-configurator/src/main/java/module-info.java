@@ -1,0 +1,17 @@
+/**
+ * The vGPU configurator: makes vendor-VFIO cards (Ada, Hopper, Blackwell) hold a declared vGPU layout.
+ * {@link dev.vgpu.configurator.Planner} turns what a host holds ({@link dev.vgpu.configurator.HostFacts}) and what a
+ * card should hold ({@link dev.vgpu.configurator.CardDemand}) into steps or a refusal, as a pure function;
+ * {@link dev.vgpu.configurator.Applier} carries the steps out through {@link dev.vgpu.configurator.HostWrites},
+ * verifies each write by reading back and rolls a card back when a step fails;
+ * {@link dev.vgpu.configurator.sysfs.SysfsVgpuHost} reads and writes a real host's sysfs under a root directory.
+ */
+module dev.vgpu.configurator {
+    requires transitive dev.vgpu.core;
+    // CreatableTypesCatalog, the one parser of the driver's creatable_vgpu_types table.
+    requires dev.vgpu.sysfs;
+    requires org.slf4j;
+
+    exports dev.vgpu.configurator;
+    exports dev.vgpu.configurator.sysfs;
+}

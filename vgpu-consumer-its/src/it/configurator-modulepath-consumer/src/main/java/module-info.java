@@ -1,0 +1,4 @@
+module com.example.vgpulayout {
+    requires dev.vgpu.configurator;
+    requires dev.vgpu.testing;
+}
