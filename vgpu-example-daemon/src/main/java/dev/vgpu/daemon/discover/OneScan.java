@@ -42,7 +42,8 @@ final class OneScan {
         // the scan's answer is complete once the attempt has ended, whose outcome is then logged too.
         try (RecoveringNvml nvml = options.openNvmlBesideTheFirstScan()) {
             LOG.info("discover: host root {}, host files read {}, sources {}, {}, pci.ids {}, state dir {},"
-                    + " configuration {}", hostRoot, files.describe(), sources.stream().map(DeviceSource::name).toList(), nvml.description(), pciIds,
+                    + " configuration {}", hostRoot, files.describe(), sources.stream().map(DeviceSource::name).toList(),
+                    nvml.description(), pciIds,
                     stateDir.map(dir -> dir + " (read only)").orElse("off"), config.describe());
             Host bare = Host.of(hostRoot, files).withPciIds(pciIds.names());
             Host host = bare.withVgpuTypes(config.resolverAfter(nvml.vgpuTypeResolver(), bare));
