@@ -121,11 +121,12 @@ public final class DraAdapter implements NodeAdapter {
         LOG.info("DRA mode: API server {}", api.masterUrl()
                 + settings.kubeconfig().map(f -> " (kubeconfig " + f + ")").orElse(" (in-cluster)"));
         DraMetrics metrics = new DraMetrics(context.metrics());
-        // The publisher first: the plugin hands it the pool (devices and health) from its start on.
-        SlicePublisher slices = SlicePublisher.builder(api, settings.driver(), settings.nodeName())
-                .observer(metrics).threads(THREADS).start();
+        SlicePublisher slices = null;
         DraPlugin plugin;
         try {
+            // The publisher first: the plugin hands it the pool (devices and health) from its start on.
+            slices = SlicePublisher.builder(api, settings.driver(), settings.nodeName()).observer(metrics)
+                    .threads(THREADS).start();
             plugin = DraPlugin.builder(Handovers.forHost(context.host(), context.sources()),
                             new ApiClaimReader(api, settings.driver()))
                     .driver(settings.driver()).pool(settings.nodeName()).kubeletRoot(settings.kubeletRoot())
@@ -134,7 +135,9 @@ public final class DraAdapter implements NodeAdapter {
                     .healthStream(true).devicePool(slices::publish).threads(THREADS).start();
         } catch (IOException | RuntimeException e) {
             // Any failure here, the kubelet root's lock held by another daemon included, is an exit 2.
-            slices.close();
+            if (slices != null) {
+                slices.close();
+            }
             api.close();
             throw new CannotStart("cannot start the DRA plugin (sockets under --kubelet-root "
                     + settings.kubeletRoot() + ", CDI specs in --cdi-dir " + settings.cdiDir()
