@@ -133,4 +133,52 @@ class NodeAgentEventsTest {
         }
         assertThat(events).endsWith("close on " + caller);
     }
+
+    /**
+     * A mode whose resource names are attributes (DRA) gets a scanner that keeps a device an operator's rename would
+     * merge with another source's under its own name; the device plugin's mode gets the skip (one socket per name).
+     */
+    @Test
+    void anAdapterWithNamesAsAttributesKeepsEveryDeviceARenameWouldMerge() throws Exception {
+        SysfsTree tree = SysfsTree.at(tmp.resolve("host"));
+        tree.passthroughGpu(GPU, 0x2335).iommuGroup(41).numa(0).create();
+        tree.nvidiaGpu("0000:06:00.0", 0x2236).numa(0).iommuGroup(20).create();
+        tree.mdev("aa618089-8b16-4d01-a136-25a0f3c73123", "0000:06:00.0", "nvidia-593", "NVIDIA A10-8Q", 40);
+        Path file = Files.writeString(tmp.resolve("config.yaml"), """
+                version: v1
+                resources:
+                  - match: {source: passthrough}
+                    name: nvidia.com/gpu
+                  - match: {source: mdev}
+                    name: nvidia.com/gpu
+                """);
+        LiveConfig config = new LiveConfig(Optional.of(file), "--config", ConfigParser.read(file));
+        NodeAgent.Settings settings = Agents.settings(tree.root(), new HostOptions(null, null, true),
+                RescanInterval.DISABLED, config);
+        for (boolean attributes : new boolean[] {false, true}) {
+            events.clear();
+            NodeAdapter.Opener opener = new NodeAdapter.Opener() {
+                @Override
+                public String describe() {
+                    return "recording adapter, names as attributes " + attributes;
+                }
+
+                @Override
+                public boolean namesAreAttributes() {
+                    return attributes;
+                }
+
+                @Override
+                public NodeAdapter open(NodeAdapter.Context context) {
+                    return new RecordingAdapter();
+                }
+            };
+            try (NodeAgent agent = NodeAgent.start(settings, opener, a -> { })) {
+                assertThat(events).as("names as attributes: %s", attributes)
+                        .containsExactly("apply " + (attributes ? 2 : 1) + " devices on vgpu-rescan");
+                assertThat(agent.firstServed().skipped()).as("names as attributes: %s", attributes)
+                        .hasSize(attributes ? 0 : 1);
+            }
+        }
+    }
 }
