@@ -8,7 +8,8 @@
  */
 module dev.vgpu.configurator {
     requires transitive dev.vgpu.core;
-    // CreatableTypesCatalog, the one parser of the driver's creatable_vgpu_types table.
+    // CreatableTypesCatalog, the one parser of the driver's creatable_vgpu_types table (dev.vgpu.sysfs.internal,
+    // exported to this module only).
     requires dev.vgpu.sysfs;
     requires org.slf4j;
 
