@@ -18,7 +18,7 @@ import java.util.TreeSet;
  * (docs/DRA.md, "The extended-resource bridge"): one per resource, selecting this driver's devices whose
  * {@code resourceName} attribute is the resource, with {@code spec.extendedResourceName} the resource, so that the
  * scheduler (Kubernetes {@code DRAExtendedResource}) satisfies {@code nvidia.com/<NAME>: 1} from DRA devices. Pure:
- * {@code discover --format deviceclasses} prints {@link #yaml}, and the deploy manifests carry the same classes.
+ * {@code discover --format deviceclasses} prints {@link Rendered#yaml}, and the deploy manifests carry the same classes.
  * <pre>{@code
  * DeviceClasses.Rendered classes = DeviceClasses.of(DriverName.DEFAULT, snapshot.resources().keySet());
  * System.out.print(classes.yaml());
