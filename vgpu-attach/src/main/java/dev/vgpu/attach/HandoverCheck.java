@@ -74,7 +74,7 @@ final class HandoverCheck {
             return new Handover.Refused(refusal.getMessage());
         }
         List<HandedDevice> inOrder = devices.stream().map(d -> handed.get(d.id())).toList();
-        return new Handover.Granted(inOrder, List.copyOf(nodes.values()), env(devices));
+        return new Handover.Granted(inOrder, List.copyOf(nodes.values()), KubeVirtEnv.of(devices));
     }
 
     private void pciFunctions(List<Device> devices, Map<String, HandedDevice> handed) throws Refusal {
@@ -212,14 +212,5 @@ final class HandoverCheck {
 
     private void add(String path, DeviceNode.Kind kind) {
         nodes.putIfAbsent(path, new DeviceNode(path, kind));
-    }
-
-    /** One variable per resource and attachment, in request order, with that resource's ids comma-joined. */
-    private static Map<String, String> env(List<Device> devices) {
-        Map<String, String> env = new LinkedHashMap<>();
-        for (Device device : devices) {
-            env.merge(device.resource().envVar(device.attachment()), device.id(), (a, b) -> a + "," + b);
-        }
-        return env;
     }
 }

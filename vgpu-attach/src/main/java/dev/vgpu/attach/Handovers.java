@@ -23,8 +23,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * its protobuf answer; a DRA plugin makes its CDI spec and device metadata from the same answer.
  * <pre>{@code
  * Handovers handovers = Handovers.forHost(Host.of(Path.of("/")), DeviceSources.load().sources());
- * Handover answer = handovers.check(snapshot, resource, List.of("0000:41:00.0"), VfioNodes.IOMMUFD_WHEN_PRESENT);
+ * Handover answer = handovers.check(snapshot, resource, List.of("0000:41:00.0"));
  * }</pre>
+ *
+ * <p>What KubeVirt gets is decided here, once, for both adapters ({@link #FOR_KUBEVIRT}): the device plugin's
+ * Allocate and the DRA plugin's Prepare hand over the same nodes for the same devices on the same host, iommufd ones
+ * included (a GH200 VM whose launcher attaches through iommufd needs them from a DRA claim as much as from Allocate),
+ * and the same {@link KubeVirtEnv} variables.
  *
  * <p>Checks, before anything is answered: every device is advertised (by the resource, when one is named); each
  * PCI function, every advertised device sharing its IOMMU group and every other function the group lists is still
@@ -62,6 +67,23 @@ public final class Handovers {
      */
     public static Handovers forHost(Host host, Collection<? extends DeviceSource> sources) {
         return new Handovers(host, List.copyOf(sources));
+    }
+
+    /**
+     * The nodes KubeVirt is handed, by Allocate and by Prepare alike: {@link VfioNodes#IOMMUFD_WHEN_PRESENT}, so a
+     * host with {@code /dev/iommu} and a cdev for every function gives the VM both interfaces and KubeVirt's launcher
+     * picks the one it uses.
+     */
+    public static final VfioNodes FOR_KUBEVIRT = VfioNodes.IOMMUFD_WHEN_PRESENT;
+
+    /** {@link #check(Snapshot, ResourceName, List, VfioNodes)} with the nodes KubeVirt gets ({@link #FOR_KUBEVIRT}). */
+    public Handover check(Snapshot snapshot, ResourceName resource, List<String> ids) {
+        return check(snapshot, resource, ids, FOR_KUBEVIRT);
+    }
+
+    /** {@link #check(Snapshot, List, VfioNodes)} with the nodes KubeVirt gets ({@link #FOR_KUBEVIRT}). */
+    public Handover check(Snapshot snapshot, List<Device> devices) {
+        return check(snapshot, devices, FOR_KUBEVIRT);
     }
 
     /**

@@ -3,7 +3,6 @@ package dev.vgpu.deviceplugin;
 import dev.vgpu.attach.DeviceNode;
 import dev.vgpu.attach.Handover;
 import dev.vgpu.attach.Handovers;
-import dev.vgpu.attach.VfioNodes;
 import dev.vgpu.core.ResourceName;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.kubelet.api.v1beta1.AllocateRequest;
@@ -41,8 +40,7 @@ final class AllocateResponses {
         RequestLimits.check(request);
         AllocateResponse.Builder out = AllocateResponse.newBuilder();
         for (ContainerAllocateRequest container : request.getContainerRequestsList()) {
-            Handover answer = handovers.check(snapshot, name, container.getDevicesIdsList(),
-                    VfioNodes.IOMMUFD_WHEN_PRESENT);
+            Handover answer = handovers.check(snapshot, name, container.getDevicesIdsList());
             if (answer instanceof Handover.Refused refused) {
                 throw Status.INVALID_ARGUMENT.withDescription(refused.reason()).asException();
             }

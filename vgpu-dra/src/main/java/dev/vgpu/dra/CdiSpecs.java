@@ -20,10 +20,14 @@ final class CdiSpecs {
     private CdiSpecs() {
     }
 
-    /** One device of the claim spec: its CDI name and its nodes. */
-    record SpecDevice(String name, List<DeviceNode> nodes) {
+    /**
+     * One device of the claim spec: its CDI name, its nodes and the environment it sets (empty but for the first
+     * device of each request of an extended-resource claim).
+     */
+    record SpecDevice(String name, List<DeviceNode> nodes, Map<String, String> env) {
         SpecDevice {
             nodes = List.copyOf(nodes);
+            env = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(env));
         }
     }
 
@@ -56,7 +60,14 @@ final class CdiSpecs {
         for (SpecDevice device : devices) {
             Map<String, Object> entry = new LinkedHashMap<>();
             entry.put("name", device.name());
-            entry.put("containerEdits", Map.of("deviceNodes", nodes(device.nodes())));
+            Map<String, Object> edits = new LinkedHashMap<>();
+            if (!device.env().isEmpty()) {
+                List<String> env = new ArrayList<>();
+                device.env().forEach((key, value) -> env.add(key + "=" + value));
+                edits.put("env", env);
+            }
+            edits.put("deviceNodes", nodes(device.nodes()));
+            entry.put("containerEdits", edits);
             list.add(entry);
         }
         spec.put("devices", list);

@@ -41,6 +41,7 @@ import org.slf4j.LoggerFactory;
  * vgpu-dra-checkpoint 1
  * claim  namespace name uid
  * device pool device request,request cdi-id,cdi-id
+ * admin  pool device request,request cdi-id,cdi-id     (a device prepared with admin access)
  * file   path
  * end
  * </pre>
@@ -137,8 +138,8 @@ final class Checkpoint {
         for (PreparedClaim claim : claims) {
             line(out, "claim", claim.claim().namespace(), claim.claim().name(), claim.claim().uid());
             for (PreparedDevice device : claim.devices()) {
-                line(out, "device", device.pool(), device.device(), String.join(",", device.requestNames()),
-                        String.join(",", device.cdiIds()));
+                line(out, device.adminAccess() ? "admin" : "device", device.pool(), device.device(),
+                        String.join(",", device.requestNames()), String.join(",", device.cdiIds()));
             }
             for (Path path : claim.files()) {
                 line(out, "file", path.toString());
@@ -177,9 +178,9 @@ final class Checkpoint {
                     throw new Unusable("line " + (n + 1) + " does not start a claim");
                 }
                 claim = new ClaimRef(f[1], f[2], f[3]);
-            } else if (kind.equals("device") && f.length == 5) {
+            } else if ((kind.equals("device") || kind.equals("admin")) && f.length == 5) {
                 devices.add(new PreparedDevice(Arrays.asList(f[3].split(",")), f[1], f[2],
-                        Arrays.asList(f[4].split(","))));
+                        Arrays.asList(f[4].split(",")), kind.equals("admin")));
             } else if (kind.equals("file") && f.length == 2) {
                 try {
                     files.add(Path.of(f[1]));

@@ -3,9 +3,11 @@ package dev.vgpu.dra;
 import dev.vgpu.attach.DeviceNode;
 import dev.vgpu.attach.HandedDevice;
 import dev.vgpu.attach.Handover;
+import dev.vgpu.attach.KubeVirtEnv;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,9 +27,12 @@ final class ClaimFiles {
     private static final Logger LOG = LoggerFactory.getLogger(ClaimFiles.class);
 
     private final PluginPaths paths;
+    /** Which resources an extended-resource claim gets the device plugin's environment for. */
+    private final java.util.function.Predicate<dev.vgpu.core.ResourceName> bridged;
 
-    ClaimFiles(PluginPaths paths) {
+    ClaimFiles(PluginPaths paths, java.util.function.Predicate<dev.vgpu.core.ResourceName> bridged) {
         this.paths = paths;
+        this.bridged = bridged;
     }
 
     /** One file to write. */
@@ -51,25 +56,38 @@ final class ClaimFiles {
         }
     }
 
-    /** What the claim needs on disk for the devices the handover granted. Pure. */
+    /**
+     * What the claim needs on disk for the devices the handover granted. Pure. An extended-resource claim's first
+     * device of each request also sets the device plugin's environment for that request's devices
+     * ({@link KubeVirtEnv}: the container that asked for {@code nvidia.com/<NAME>} is the one that gets the request's
+     * CDI ids, and a request is one container's one resource).
+     */
     Plan plan(AllocatedClaim claim, List<AllocatedDevice> ours, Handover.Granted granted) {
         String uid = claim.claim().uid();
         Set<DeviceNode> own = new HashSet<>();
-        Map<String, CdiSpecs.SpecDevice> specDevices = new LinkedHashMap<>();
+        Map<String, HandedDevice> handed = new LinkedHashMap<>();
         Map<String, List<DeviceMetadata.Entry>> byBase = new LinkedHashMap<>();
         for (AllocatedDevice result : ours) {
             HandedDevice device = handedFor(result, granted);
             own.addAll(device.nodes());
-            specDevices.putIfAbsent(result.device(), new CdiSpecs.SpecDevice(
-                    CdiSpecs.deviceName(uid, result.device()), device.nodes()));
+            handed.putIfAbsent(result.device(), device);
             byBase.computeIfAbsent(result.baseRequest(), b -> new ArrayList<>())
                     .add(new DeviceMetadata.Entry(result, device));
         }
+        Map<String, Map<String, String>> envOf = new HashMap<>();
+        if (claim.extendedResource()) {
+            byBase.values().forEach(entries -> envOf.put(entries.get(0).allocated().device(), KubeVirtEnv.of(
+                    entries.stream().map(e -> e.handed().device()).filter(d -> bridged.test(d.resource()))
+                            .toList())));
+        }
+        List<CdiSpecs.SpecDevice> specDevices = new ArrayList<>();
+        handed.forEach((name, device) -> specDevices.add(new CdiSpecs.SpecDevice(CdiSpecs.deviceName(uid, name),
+                device.nodes(), envOf.getOrDefault(name, Map.of()))));
         List<DeviceNode> shared = granted.nodes().stream().filter(n -> !own.contains(n)).toList();
         List<Text> files = new ArrayList<>();
         List<Path> owned = new ArrayList<>();
         Path spec = paths.claimSpec(uid);
-        files.add(new Text(spec, CdiSpecs.claimSpec(paths.driver(), List.copyOf(specDevices.values()), shared)));
+        files.add(new Text(spec, CdiSpecs.claimSpec(paths.driver(), specDevices, shared)));
         owned.add(spec);
         Path metadataDir = paths.metadataDir(claim.claim());
         owned.add(metadataDir);
@@ -90,7 +108,7 @@ final class ClaimFiles {
                     first = false;
                 }
                 answer.add(new PreparedDevice(List.of(base.getKey()), entry.allocated().pool(),
-                        entry.allocated().device(), ids));
+                        entry.allocated().device(), ids, entry.allocated().adminAccess()));
             }
         }
         return new Plan(claim.claim(), files, owned, answer);

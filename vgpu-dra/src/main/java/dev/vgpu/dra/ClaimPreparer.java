@@ -2,7 +2,6 @@ package dev.vgpu.dra;
 
 import dev.vgpu.attach.Handover;
 import dev.vgpu.attach.Handovers;
-import dev.vgpu.attach.VfioNodes;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.internal.Printable;
@@ -23,8 +22,10 @@ import org.slf4j.LoggerFactory;
  * One Prepare or Unprepare call's work (docs/DRA.md §2, §5), on plain values: the claims the owner holds, the
  * claims already read, the snapshot; answered with the claims held afterwards and one outcome per claim. Checks each
  * claim ({@link #needs}: this driver's results, at most {@link DraLimits#resultsPerClaim}, this node's pool, devices
- * advertised and not held by another claim), re-checks the devices with {@link Handovers} ({@link VfioNodes#LEGACY},
- * what KubeVirt's DRA path reads), writes the claim's files ({@link ClaimFiles}) and the checkpoint.
+ * advertised and not held by another claim; a result with admin access is never held nor refused for a hold),
+ * re-checks the devices with {@link Handovers} (the nodes Allocate hands out for the same devices,
+ * {@link Handovers#FOR_KUBEVIRT}: iommufd ones where the host has them), writes the claim's files
+ * ({@link ClaimFiles}) and the checkpoint.
  *
  * <p>Threads: runs on the plugin's claim-files lane, one call at a time (the owner hands it the next call once it
  * has taken the answer of the last), so the files and the checkpoint are written by one call at a time; it holds no
@@ -46,12 +47,16 @@ final class ClaimPreparer {
     private final DraLimits limits;
     private final ClaimFiles files;
 
-    ClaimPreparer(PluginPaths paths, String pool, Handovers handovers, DraLimits limits) {
+    /**
+     * @param bridged which resources an extended-resource claim gets the device plugin's environment for
+     */
+    ClaimPreparer(PluginPaths paths, String pool, Handovers handovers, DraLimits limits,
+                  java.util.function.Predicate<dev.vgpu.core.ResourceName> bridged) {
         this.paths = paths;
         this.pool = pool;
         this.handovers = handovers;
         this.limits = limits;
-        this.files = new ClaimFiles(paths);
+        this.files = new ClaimFiles(paths, bridged);
     }
 
     /**
@@ -181,7 +186,7 @@ final class ClaimPreparer {
         if (devices.isEmpty()) {
             return new PreparedClaim(ref, List.of(), List.of());
         }
-        Handover handover = handovers.check(snapshot, devices, VfioNodes.LEGACY);
+        Handover handover = handovers.check(snapshot, devices);
         if (handover instanceof Handover.Refused refused) {
             throw new ClaimError(refused.reason());
         }
@@ -216,7 +221,9 @@ final class ClaimPreparer {
                 throw new ClaimError("unknown device " + Printable.of(result.device()) + ": not advertised on this"
                         + " node");
             }
-            for (PreparedClaim other : claims.values()) {
+            // An admin-access result neither takes the device from its owner nor waits for it; an ordinary one is
+            // refused only by another claim's ordinary hold (an admin-access claim holds nothing).
+            for (PreparedClaim other : result.adminAccess() ? List.<PreparedClaim>of() : claims.values()) {
                 if (other.holds(pool, result.device())) {
                     throw new ClaimError("device " + result.device() + " is already prepared for claim "
                             + other.claim());

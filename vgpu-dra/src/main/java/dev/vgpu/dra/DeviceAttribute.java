@@ -1,14 +1,26 @@
 package dev.vgpu.dra;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 
 /**
  * One value of a ResourceSlice device attribute ({@code resource.k8s.io/v1} {@code DeviceAttribute}): exactly one
- * of {@code int}, {@code bool}, {@code string} (at most 64 characters) or {@code version} (docs/DRA.md §4).
+ * of {@code int}, {@code bool}, {@code string} (at most 64 bytes of UTF-8) or {@code version} (docs/DRA.md §4).
  */
 public sealed interface DeviceAttribute
         permits DeviceAttribute.IntValue, DeviceAttribute.BoolValue, DeviceAttribute.StringValue,
         DeviceAttribute.VersionValue {
+
+    /**
+     * The most bytes a {@code string} or {@code version} value may have. The API server counts the value's UTF-8
+     * bytes (Go's {@code len}), not its characters: 22 characters of a CJK name are 66 bytes.
+     */
+    int MAX_VALUE_BYTES = 64;
+
+    /** The value's length as the API server counts it: its UTF-8 bytes. */
+    static int bytes(String value) {
+        return value.getBytes(StandardCharsets.UTF_8).length;
+    }
 
     /** The JSON key the value goes under: {@code int}, {@code bool}, {@code string} or {@code version}. */
     String key();
@@ -29,15 +41,20 @@ public sealed interface DeviceAttribute
         }
     }
 
-    /** A {@code string} attribute of at most 64 characters. */
+    /** A {@code string} attribute of at most {@value #MAX_VALUE_BYTES} bytes of UTF-8. */
     record StringValue(String value) implements DeviceAttribute {
-        /** Checks the length. */
+        /** Checks the length in bytes. */
         public StringValue {
             Objects.requireNonNull(value, "value");
-            if (value.length() > 64) {
-                throw new IllegalArgumentException("a string attribute has at most 64 characters, got "
-                        + value.length());
+            if (!fits(value)) {
+                throw new IllegalArgumentException("a string attribute has at most " + MAX_VALUE_BYTES
+                        + " bytes of UTF-8, got " + bytes(value));
             }
+        }
+
+        /** Whether {@code value} fits a string attribute (at most {@value #MAX_VALUE_BYTES} bytes of UTF-8). */
+        public static boolean fits(String value) {
+            return bytes(value) <= MAX_VALUE_BYTES;
         }
 
         @Override
@@ -46,13 +63,14 @@ public sealed interface DeviceAttribute
         }
     }
 
-    /** A {@code version} attribute (semantic version 2.0.0), at most 64 characters. */
+    /** A {@code version} attribute (semantic version 2.0.0), at most {@value #MAX_VALUE_BYTES} bytes. */
     record VersionValue(String value) implements DeviceAttribute {
-        /** Checks the length. */
+        /** Checks the length in bytes. */
         public VersionValue {
             Objects.requireNonNull(value, "value");
-            if (value.isEmpty() || value.length() > 64) {
-                throw new IllegalArgumentException("a version attribute has 1-64 characters, got " + value.length());
+            if (value.isEmpty() || bytes(value) > MAX_VALUE_BYTES) {
+                throw new IllegalArgumentException("a version attribute has 1-" + MAX_VALUE_BYTES
+                        + " bytes of UTF-8, got " + bytes(value));
             }
         }
 

@@ -5,7 +5,8 @@ package dev.vgpu.dra;
  * {@code dev.vgpu.dra.apiserver.SlicePublisher.Builder#observer}); every method does nothing unless overridden.
  *
  * <p>Threads: the claim methods are called in the plugin's serial context (on one of its scheduler threads), once
- * per answered call; the slice method on the publisher's lane; an implementation must be thread-safe and must not
+ * per answered call; the slice method on the publisher's lane; {@link #apiRejected} on the publisher's lane or the
+ * plugin's read thread; an implementation must be thread-safe and must not
  * block.
  */
 public interface DraObserver {
@@ -27,5 +28,13 @@ public interface DraObserver {
 
     /** A publishing round created or updated this many ResourceSlices (never called with zero). */
     default void slicesPublished(int written) {
+    }
+
+    /**
+     * The API server answered a request of the slice publisher or the claim reader with neither a success nor a
+     * 404: {@code code} is its HTTP status (422 for a slice it refuses, 403 for missing RBAC, 409, 429, 5xx). Called
+     * on the thread that made the request.
+     */
+    default void apiRejected(int code) {
     }
 }

@@ -104,7 +104,7 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
     private volatile DraStatus status;
 
     private DraPlugin(Builder b) throws IOException {
-        this.paths = new PluginPaths(b.driver, b.kubeletRoot, b.cdiDir, b.stateDir);
+        this.paths = new PluginPaths(b.driver, b.kubeletRoot, b.cdiDir, b.stateDir, b.podUid);
         this.pool = b.pool;
         this.poolListener = b.devicePool;
         this.observer = b.observer;
@@ -142,7 +142,7 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
             // Prepare back to be read once more when an Unprepare removed a claim it did not read.
             AtomicReference<ClaimCalls> front = new AtomicReference<>();
             this.claims = new PreparedClaims(owner, new SerialContext("DRA claim files", scheduler, onFatal),
-                    new ClaimPreparer(paths, pool, b.handovers, b.limits), restored,
+                    new ClaimPreparer(paths, pool, b.handovers, b.limits, b.bridged), restored,
                     () -> snapshot == null ? Snapshot.empty() : snapshot, this::publish,
                     (call, unread) -> front.get().reread(call, unread));
             this.checks = new DeviceChecks(owner, checkLane, new SerialContext("GPU fault listing", scheduler, onFatal),
@@ -440,6 +440,17 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         }
     }
 
+    /**
+     * Checks a pod UID as {@link Builder#podUid} does (letters, digits and {@code -}, at most 64), for a caller that
+     * refuses a bad {@code POD_UID} before it starts anything.
+     *
+     * @return the UID
+     * @throws IllegalArgumentException naming {@code POD_UID} and the value
+     */
+    public static String requirePodUid(String uid) {
+        return PluginPaths.requirePodUid(uid);
+    }
+
     /** The plugin's settings; {@link #start()} validates them. Not thread-safe. */
     public static final class Builder {
         private final Handovers handovers;
@@ -447,6 +458,8 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         private DriverName driver = DriverName.DEFAULT;
         private String pool;
         private Path kubeletRoot = Path.of("/var/lib/kubelet");
+        private java.util.Optional<String> podUid = java.util.Optional.empty();
+        private java.util.function.Predicate<dev.vgpu.core.ResourceName> bridged = r -> true;
         private Path cdiDir = Path.of("/var/run/cdi");
         private Path stateDir;
         private Path hostRoot = Path.of("/");
@@ -482,6 +495,33 @@ public final class DraPlugin implements SnapshotSink, AutoCloseable {
         /** The kubelet's root directory ({@code /var/lib/kubelet} unless set). */
         public Builder kubeletRoot(Path value) {
             kubeletRoot = Objects.requireNonNull(value, "kubeletRoot");
+            return this;
+        }
+
+        /**
+         * The UID of the pod this plugin runs in ({@code POD_UID} from the downward API): the sockets become
+         * {@code plugins_registry/<driver>-<podUid>-reg.sock} and {@code plugins/<driver>/dra-<podUid>.sock}, so
+         * that a new pod's sockets never take an old pod's name (where a path would pass 107 bytes, 8 hex digits
+         * of the UID's SHA-256 stand for it). Null or empty: the fixed names {@code <driver>-reg.sock} and
+         * {@code dra.sock}. Either way a plugin deletes only the socket files it bound, and only while they are
+         * still the ones it bound.
+         *
+         * @throws IllegalArgumentException when the UID is not letters, digits and {@code -} (at most 64)
+         */
+        public Builder podUid(String value) {
+            podUid = value == null || value.isBlank() ? java.util.Optional.empty()
+                    : java.util.Optional.of(PluginPaths.requirePodUid(value.strip()));
+            return this;
+        }
+
+        /**
+         * Which resources an extended-resource claim (docs/DRA.md, "The extended-resource bridge") gets the device
+         * plugin's environment for; every one unless set. Asked on the claim-files lane at each such Prepare (it may
+         * read a file, briefly): the daemon leaves out a resource that a device-plugin socket serves on the node,
+         * and says so once.
+         */
+        public Builder bridged(java.util.function.Predicate<dev.vgpu.core.ResourceName> value) {
+            bridged = Objects.requireNonNull(value, "bridged");
             return this;
         }
 

@@ -1,6 +1,8 @@
 package dev.vgpu.dra;
 
 import java.nio.file.Path;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.List;
 
 /**
@@ -12,18 +14,76 @@ import java.util.List;
  * @param kubeletRoot the kubelet's root directory, {@code /var/lib/kubelet} on a node
  * @param cdiDir      where CDI specs go, {@code /var/run/cdi} on a node
  * @param stateDir    where the prepared-claims checkpoint is kept
+ * @param podUid      the UID of the pod the plugin runs in ({@code POD_UID} from the downward API), when known: the
+ *                    sockets then carry it, so that an old and a new pod of a rolling update never share a socket
+ *                    name (the Go helper's {@code RollingUpdate} naming)
  */
-record PluginPaths(DriverName driver, Path kubeletRoot, Path cdiDir, Path stateDir) {
+record PluginPaths(DriverName driver, Path kubeletRoot, Path cdiDir, Path stateDir, Optional<String> podUid) {
+
+    /** The longest socket path a {@code sockaddr_un} holds: 108 bytes with the terminating NUL. */
+    static final int MAX_SOCKET_PATH = 107;
+    /** A pod UID as the API server makes them: safe in a file name. */
+    private static final java.util.regex.Pattern UID = java.util.regex.Pattern.compile("[A-Za-z0-9][A-Za-z0-9-]{0,63}");
 
     PluginPaths {
         kubeletRoot = kubeletRoot.toAbsolutePath().normalize();
         cdiDir = cdiDir.toAbsolutePath().normalize();
         stateDir = stateDir.toAbsolutePath().normalize();
+        Objects.requireNonNull(podUid, "podUid");
+        podUid.ifPresent(PluginPaths::requirePodUid);
     }
 
-    /** {@code <kubelet-root>/plugins_registry/<driver>-reg.sock}, the socket the kubelet's plugin watcher finds. */
+    /** Paths without a pod UID (wave-3 socket names). */
+    PluginPaths(DriverName driver, Path kubeletRoot, Path cdiDir, Path stateDir) {
+        this(driver, kubeletRoot, cdiDir, stateDir, Optional.empty());
+    }
+
+    /**
+     * Checks a pod UID: letters, digits and {@code -}, at most 64, as the API server's UUIDs are.
+     *
+     * @throws IllegalArgumentException naming the value
+     */
+    static String requirePodUid(String uid) {
+        if (uid == null || !UID.matcher(uid).matches()) {
+            throw new IllegalArgumentException("a pod UID (POD_UID) is 1-64 letters, digits and '-', starting with a"
+                    + " letter or digit, got \"" + dev.vgpu.core.internal.Printable.of(String.valueOf(uid)) + "\"");
+        }
+        return uid;
+    }
+
+    /**
+     * The socket the kubelet's plugin watcher finds: {@code <kubelet-root>/plugins_registry/<driver>-reg.sock}; with a
+     * pod UID {@code <driver>-<podUid>-reg.sock}, or, where that path would pass {@value #MAX_SOCKET_PATH} bytes,
+     * {@code <driver>-<8 hex digits of the UID's SHA-256>-reg.sock}.
+     */
     Path registrationSocket() {
-        return registryDir().resolve(driver + "-reg.sock");
+        return registryDir().resolve(fitting(registryDir(), driver + "-", "-reg.sock"));
+    }
+
+    /** {@code <before><podUid><after>}, or with the UID's hash where that is too long; {@code <before>} cut. */
+    private String fitting(Path dir, String before, String after) {
+        if (podUid.isEmpty()) {
+            return before.substring(0, before.length() - 1) + after;
+        }
+        String full = before + podUid.get() + after;
+        if (bytes(dir.resolve(full)) <= MAX_SOCKET_PATH) {
+            return full;
+        }
+        return before + hash(podUid.get()) + after;
+    }
+
+    private static int bytes(Path path) {
+        return path.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+    }
+
+    private static String hash(String text) {
+        try {
+            byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return java.util.HexFormat.of().formatHex(digest, 0, 4);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
     }
 
     /** {@code <kubelet-root>/plugins_registry}, the directory the kubelet's plugin watcher watches. */
@@ -36,9 +96,12 @@ record PluginPaths(DriverName driver, Path kubeletRoot, Path cdiDir, Path stateD
         return kubeletRoot.resolve("plugins").resolve(driver.value());
     }
 
-    /** {@code <kubelet-root>/plugins/<driver>/dra.sock}, the DRA service endpoint. */
+    /**
+     * The DRA service endpoint: {@code <kubelet-root>/plugins/<driver>/dra.sock}; with a pod UID
+     * {@code dra-<podUid>.sock}, or {@code dra-<8 hex digits of its SHA-256>.sock} where that would be too long.
+     */
     Path draSocket() {
-        return pluginDir().resolve("dra.sock");
+        return pluginDir().resolve(fitting(pluginDir(), "dra-", ".sock"));
     }
 
     /** Both sockets, the DRA one first (it is served first: once the kubelet finds the plugin, its endpoint answers). */

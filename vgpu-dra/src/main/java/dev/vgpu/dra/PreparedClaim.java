@@ -18,8 +18,11 @@ record PreparedClaim(ClaimRef claim, List<PreparedDevice> devices, List<Path> fi
         files = List.copyOf(files);
     }
 
-    /** Whether the claim holds this pool device. */
+    /**
+     * Whether the claim holds this pool device: has it prepared without admin access (an admin-access claim reaches a
+     * device beside its owner and holds it for no one).
+     */
     boolean holds(String pool, String device) {
-        return devices.stream().anyMatch(d -> d.pool().equals(pool) && d.device().equals(device));
+        return devices.stream().anyMatch(d -> !d.adminAccess() && d.pool().equals(pool) && d.device().equals(device));
     }
 }

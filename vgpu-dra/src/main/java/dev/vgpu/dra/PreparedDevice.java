@@ -10,11 +10,18 @@ import java.util.List;
  * @param device       its name in the pool
  * @param cdiIds       its CDI device ids: the claim spec's device, and for the first device of a request the
  *                     metadata mount
+ * @param adminAccess  whether it was allocated with admin access: it holds the device for no one
  */
-record PreparedDevice(List<String> requestNames, String pool, String device, List<String> cdiIds) {
+record PreparedDevice(List<String> requestNames, String pool, String device, List<String> cdiIds,
+                      boolean adminAccess) {
 
     PreparedDevice {
         requestNames = List.copyOf(requestNames);
         cdiIds = List.copyOf(cdiIds);
+    }
+
+    /** An ordinary device (no admin access). */
+    PreparedDevice(List<String> requestNames, String pool, String device, List<String> cdiIds) {
+        this(requestNames, pool, device, cdiIds, false);
     }
 }

@@ -29,7 +29,9 @@ public final class CdiRuntime {
             "annotations");
     private static final Set<String> EDIT_FIELDS = Set.of("env", "deviceNodes", "mounts", "hooks",
             "additionalGIDs", "intelRdt");
-    private static final Pattern KIND = Pattern.compile("[a-z0-9][a-z0-9.-]*/[a-zA-Z0-9][a-zA-Z0-9_.-]*");
+    /** CDI's vendor and class rules: each starts with a letter, ends with a letter or digit. */
+    private static final Pattern KIND = Pattern.compile(
+            "[A-Za-z]([A-Za-z0-9_.-]*[A-Za-z0-9])?/[A-Za-z]([A-Za-z0-9_.-]*[A-Za-z0-9])?");
     private static final Pattern NAME = Pattern.compile("[a-zA-Z0-9][a-zA-Z0-9_.-]*");
 
     private CdiRuntime() {
@@ -43,8 +45,13 @@ public final class CdiRuntime {
     public record Mount(String hostPath, String containerPath, List<String> options) {
     }
 
-    /** Everything the ids add to a container. */
-    public record Edits(List<Node> nodes, List<Mount> mounts) {
+    /**
+     * Everything the ids add to a container.
+     *
+     * @param env the variables set, in the order first set; a later edit of the same name replaces the value, as a
+     *            runtime does when it adds a variable the process already has
+     */
+    public record Edits(List<Node> nodes, List<Mount> mounts, Map<String, String> env) {
     }
 
     /** Resolves CDI ids ({@code vendor/class=name}) against the specs in {@code cdiDir}. */
@@ -67,15 +74,17 @@ public final class CdiRuntime {
         }
         List<Node> nodes = new ArrayList<>();
         List<Mount> mounts = new ArrayList<>();
+        Map<String, String> env = new LinkedHashMap<>();
         for (String id : ids) {
             JsonNode device = devices.get(id);
             if (device == null) {
                 throw new IOException("unresolvable CDI device " + id);
             }
-            edits(device.get("containerEdits"), nodes, mounts);
-            edits(specOf.get(id).get("containerEdits"), nodes, mounts);
+            edits(device.get("containerEdits"), nodes, mounts, env);
+            edits(specOf.get(id).get("containerEdits"), nodes, mounts, env);
         }
-        return new Edits(nodes.stream().distinct().toList(), mounts.stream().distinct().toList());
+        return new Edits(nodes.stream().distinct().toList(), mounts.stream().distinct().toList(),
+                java.util.Collections.unmodifiableMap(env));
     }
 
     /** Copies each mount's host file to its container path under {@code containerRoot}. */
@@ -119,9 +128,18 @@ public final class CdiRuntime {
         }
     }
 
-    private static void edits(JsonNode edits, List<Node> nodes, List<Mount> mounts) {
+    private static void edits(JsonNode edits, List<Node> nodes, List<Mount> mounts, Map<String, String> env)
+            throws IOException {
         if (edits == null) {
             return;
+        }
+        for (JsonNode entry : edits.path("env")) {
+            String text = entry.asText();
+            int equals = text.indexOf('=');
+            if (!entry.isTextual() || equals <= 0) {
+                throw new IOException("a CDI env entry is NAME=VALUE, got " + entry);
+            }
+            env.put(text.substring(0, equals), text.substring(equals + 1));
         }
         for (JsonNode node : edits.path("deviceNodes")) {
             nodes.add(new Node(node.path("path").asText(), node.path("hostPath").asText(),

@@ -11,7 +11,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class DriverNameTest {
 
     @ParameterizedTest
-    @ValueSource(strings = {"gpu.vgpu.dev", "a", "vgpu-1.example.com"})
+    @ValueSource(strings = {"gpu.vgpu.dev", "a", "vgpu-1.example.com", "a1.example.com"})
     void dnsSubdomainsAreDriverNames(String name) {
         assertThat(new DriverName(name).value()).isEqualTo(name);
     }
@@ -22,6 +22,14 @@ class DriverNameTest {
     void anythingElseIsRefusedNamingTheRule(String name) {
         assertThatThrownBy(() -> new DriverName(name)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("DRA driver name");
+    }
+
+    /** Valid for Kubernetes, but every CDI spec of such a driver would be refused by the container runtime. */
+    @ParameterizedTest
+    @ValueSource(strings = {"1gpu.example.com", "9", "0-vgpu.dev"})
+    void aNameWhoseFirstCharacterIsNotALetterIsRefusedNamingTheCdiRule(String name) {
+        assertThatThrownBy(() -> new DriverName(name)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("CDI vendor starts with a letter");
     }
 
     @Test

@@ -81,6 +81,28 @@ class KubeVirtReadsWhatPrepareWroteTest {
                 "gpu0", "gpu")).isEqualTo(new KubeVirtMetadataReader.Pci("0000:41:00.0"));
     }
 
+    /**
+     * With iommufd on the host (a GH200 whose KubeVirt attaches through it), the container gets {@code /dev/iommu}
+     * and the group's VFIO cdevs besides the legacy nodes: exactly the nodes Allocate hands out for the same device
+     * (before: the legacy nodes only, so such a VM could not start from a DRA claim).
+     */
+    @Test
+    void withIommufdTheContainerGetsTheNodesAllocateHandsOut() throws Exception {
+        h.host.iommufd().mkdirs("sys/bus/pci/devices/0000:41:00.0/vfio-dev/vfio3")
+                .mkdirs("sys/bus/pci/devices/0000:41:00.1/vfio-dev/vfio4");
+        Claim claim = h.allocate("gh200", "12121212-aaaa-4bbb-8ccc-000000000012", "gpu", GPU);
+
+        CdiRuntime.Edits edits = container(h.prepare(claim));
+
+        assertThat(edits.nodes()).extracting(CdiRuntime.Node::path).containsExactly("/dev/vfio/vfio", "/dev/iommu",
+                "/dev/vfio/41", "/dev/vfio/devices/vfio3", "/dev/vfio/devices/vfio4");
+        dev.vgpu.attach.Handover allocate = dev.vgpu.attach.Handovers.forHost(h.host.host(), h.sources).check(
+                h.snapshot, h.snapshot.device("0000:41:00.0").orElseThrow().resource(), List.of("0000:41:00.0"));
+        assertThat(edits.nodes()).extracting(CdiRuntime.Node::path).containsExactlyElementsOf(
+                ((dev.vgpu.attach.Handover.Granted) allocate).nodes().stream().map(dev.vgpu.attach.DeviceNode::path)
+                        .toList());
+    }
+
     @Test
     void anEgmNodeOfTheWholeHandoverIsInTheSpecLevelEditsAndReachesTheContainer() throws Exception {
         h.host.egm(4, "0000:41:00.0");

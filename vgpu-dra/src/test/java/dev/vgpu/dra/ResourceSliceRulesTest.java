@@ -54,7 +54,9 @@ class ResourceSliceRulesTest {
                         assertThat(name.substring(0, slash)).hasSizeLessThanOrEqualTo(63);
                     }
                     if (value instanceof DeviceAttribute.StringValue s) {
-                        assertThat(s.value()).hasSizeLessThanOrEqualTo(64);
+                        // The API server counts bytes (Go's len), not UTF-16 units.
+                        assertThat(s.value().getBytes(java.nio.charset.StandardCharsets.UTF_8).length).as(name)
+                                .isLessThanOrEqualTo(64);
                     }
                     assertThat(value.key()).isIn("int", "bool", "string", "version");
                 });
@@ -130,6 +132,35 @@ class ResourceSliceRulesTest {
         assertThat(attributes(pool, "pci-0000-41-01-3")).containsEntry("numaNode", new DeviceAttribute.IntValue(1));
     }
 
+    /**
+     * A vGPU profile of 40 characters but 80 bytes (a host whose names are in another script): the server would
+     * refuse the whole slice (422), so that node would publish no device. It is left out of that device alone,
+     * and said once per device and attribute.
+     */
+    @Test
+    void aValueOfFewCharactersButMoreThan64BytesIsLeftOutOfItsDeviceAndReported() {
+        String profile = "É".repeat(40); // 40 characters, 80 bytes of UTF-8
+        Device wide = Device.builder("0000:1b:00.4", new ResourceName("WIDE-1Q"), "vendor-vfio", Attachment.VFIO_PCI)
+                .parent(new PciAddress(0, 0x1b, 0, 0)).iommuGroup("100")
+                .facts(dev.vgpu.core.DeviceFacts.NONE.withProfile(profile).withDeviceId("26b9")).build();
+        Device plain = Device.builder("0000:1c:00.4", new ResourceName("NVIDIA_L40S-1Q"), "vendor-vfio",
+                Attachment.VFIO_PCI).parent(new PciAddress(0, 0x1c, 0, 0)).iommuGroup("101")
+                .facts(dev.vgpu.core.DeviceFacts.NONE.withProfile("NVIDIA L40S-1Q")).build();
+        Snapshot snapshot = Snapshot.builder().add("vendor-vfio", new Discovery(List.of(wide, plain), List.of()))
+                .build();
+        List<ResourceSlices.Omission> omitted = new ArrayList<>();
+
+        List<List<SliceDevice>> parts = ResourceSlices.devices(DriverName.DEFAULT, snapshot, Set.of(), omitted::add);
+
+        List<SliceSpec> pool = List.of(new SliceSpec(DriverName.DEFAULT, "node-a", 1, 1, "node-a", parts.get(0)));
+        assertValid(pool);
+        assertThat(attributes(pool, "pci-0000-1b-00-4")).doesNotContainKey("profile")
+                .containsEntry("deviceId", string("26b9")).containsKey("resourceName");
+        assertThat(attributes(pool, "pci-0000-1c-00-4")).containsEntry("profile", string("NVIDIA L40S-1Q"));
+        assertThat(omitted).containsExactly(new ResourceSlices.Omission("pci-0000-1b-00-4", "profile", 80));
+        assertThat(omitted.get(0).describe()).contains("profile", "pci-0000-1b-00-4", "80 bytes", "at most 64");
+    }
+
     @Test
     void anEmptyNodeIsOneEmptySlice() {
         assertThat(ResourceSlices.of(DriverName.DEFAULT, "node-a", Snapshot.empty(), 1))
@@ -144,6 +175,7 @@ class ResourceSliceRulesTest {
         assertThatThrownBy(() -> new SliceDevice("pci-x", Map.of("resource.kubernetes.io/" + "a".repeat(33),
                 string("x")))).hasMessageContaining("bad attribute name");
         assertThatThrownBy(() -> string("x".repeat(65))).hasMessageContaining("64");
+        assertThatThrownBy(() -> string("\u00e9".repeat(33))).hasMessageContaining("66");
         List<SliceDevice> many = new ArrayList<>();
         for (int i = 0; i < 129; i++) {
             many.add(new SliceDevice("d" + i, Map.of()));

@@ -278,7 +278,7 @@ class CliParserTest {
         Result choice = CliTest.run("discover", "--format", "xml");
         assertThat(choice.code()).isEqualTo(2);
         assertThat(choice.err()).startsWith("Invalid value for option '--format': 'xml' (use one of table, json,"
-                + " kubevirt)\nUsage: vgpu-daemon discover ");
+                + " kubevirt, deviceclasses)\nUsage: vgpu-daemon discover ");
     }
 
     @Test

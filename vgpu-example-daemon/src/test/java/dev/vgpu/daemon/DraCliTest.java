@@ -59,6 +59,8 @@ class DraCliTest {
 
     @ParameterizedTest
     @CsvSource({"--dra-driver,Not_A_Subdomain,invalid --dra-driver value: a DRA driver name is a DNS subdomain",
+        // Valid for Kubernetes, but every CDI spec of such a driver would be refused by the container runtime.
+        "--dra-driver,1gpu.example.com,invalid --dra-driver value: a DRA driver name is also the CDI vendor",
         "--device-plugin-dir,/tmp,--device-plugin-dir is an option of device-plugin mode"})
     void aBadDriverNameOrADevicePluginFlagInDraModeIsExitTwo(String flag, String value, String message)
             throws Exception {
@@ -67,6 +69,15 @@ class DraCliTest {
 
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).contains(message).doesNotContain("Exception");
+    }
+
+    @Test
+    void aPodUidThatIsNoUidIsExitTwoNamingTheVariable() throws Exception {
+        Result r = CliTest.run(Map.of("NODE_NAME", "node-a", "POD_UID", "../../etc"),
+                dra("--state-dir", tmp.resolve("state").toString()));
+
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("invalid POD_UID value", "POD_UID").doesNotContain("Exception");
     }
 
     @Test

@@ -166,8 +166,34 @@ class DraManifestsTest {
         // The default's environment (the JVM's flags and the rest), plus the node's name.
         java.util.Set<String> expected = new java.util.HashSet<>(env(plain).keySet());
         expected.add("NODE_NAME");
+        expected.add("POD_UID");
         assertThat(env(c).keySet()).containsExactlyInAnyOrderElementsOf(expected);
         env(plain).forEach((name, value) -> assertThat(env(c)).as(name).containsEntry(name, value));
+    }
+
+    /** The pod's UID, which the sockets carry so that a rolling update's pods never share one (docs/DRA.md §1). */
+    @Test
+    void thePodUidComesFromTheDownwardApi() {
+        List<JsonNode> podUid = new ArrayList<>();
+        container(daemonSet()).path("env").forEach(e -> {
+            if (e.path("name").asText().equals("POD_UID")) {
+                podUid.add(e);
+            }
+        });
+        assertThat(podUid).singleElement().satisfies(e -> assertThat(e.path("valueFrom").toString())
+                .isEqualTo("{\"fieldRef\":{\"fieldPath\":\"metadata.uid\"}}"));
+    }
+
+    /** The example classes of the extended-resource bridge are what discover --format deviceclasses prints. */
+    @Test
+    void theExampleExtendedResourceClassesAreTheLibrarysRendering() throws Exception {
+        String file = java.nio.file.Files.readString(Path.of("../deploy/overlays/dra/examples/"
+                + "extended-resource-classes.yaml"));
+        String yaml = String.join("\n", file.lines().filter(l -> !l.startsWith("#")).toList()) + "\n";
+
+        assertThat(yaml).isEqualTo(dev.vgpu.dra.DeviceClasses.of(DriverName.DEFAULT, List.of(
+                new dev.vgpu.core.ResourceName("NVIDIA_L40S-8Q"), new dev.vgpu.core.ResourceName("GH100_H200_SXM_141GB"),
+                new dev.vgpu.core.ResourceName("GRID_T4-1Q"))).yaml());
     }
 
     @Test
@@ -211,10 +237,16 @@ class DraManifestsTest {
         // Narrow: not the whole plugins directory (other drivers' and CSI plugins' sockets live there).
         c.path("volumeMounts").forEach(m -> assertThat(m.path("mountPath").asText())
                 .isNotEqualTo(kubeletRoot.resolve("plugins").toString()).isNotEqualTo(kubeletRoot.toString()));
-        // The device-plugin directory serves nothing in DRA mode.
-        c.path("volumeMounts").forEach(m -> assertThat(m.path("mountPath").asText()).doesNotContain("device-plugins"));
-        ds.at("/spec/template/spec/volumes").forEach(v -> assertThat(v.at("/hostPath/path").asText())
-                .doesNotContain("device-plugins"));
+        // The device-plugin directory serves nothing in DRA mode: read-only, only to see which resources a device
+        // plugin serves here (never bridged).
+        JsonNode devicePlugins = mountAt(c, kubeletRoot.resolve("device-plugins").toString());
+        assertThat(devicePlugins.path("readOnly").asBoolean()).isTrue();
+        assertThat(hostPathOf(ds, devicePlugins).path("path").asText())
+                .isEqualTo(kubeletRoot.resolve("device-plugins").toString());
+        Path podRegistration = kubeletRoot.resolve("plugins_registry").resolve(driver() + "-"
+                + "6f1f0a4e-0d3b-4c57-9b2c-1d5e8a7c3b10-reg.sock");
+        assertThat(podRegistration.toString().getBytes(StandardCharsets.UTF_8).length)
+                .as("with a pod UID too").isLessThanOrEqualTo(107);
         // What stays from the base: the host's /dev and /sys read-only (the re-checks), the state directory written.
         assertThat(mountAt(c, "/host/dev").path("readOnly").asBoolean()).isTrue();
         assertThat(mountAt(c, "/host/sys").path("readOnly").asBoolean()).isTrue();

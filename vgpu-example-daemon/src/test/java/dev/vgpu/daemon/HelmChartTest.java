@@ -166,6 +166,32 @@ class HelmChartTest {
                 .isEqualTo(only(helm, "ServiceAccount").at("/metadata/name").asText());
     }
 
+    /** dra.extendedResources renders the bridge's classes exactly as discover --format deviceclasses prints them. */
+    @Test
+    void extendedResourcesRenderTheBridgesDeviceClassesAsTheLibraryDoes() throws IOException {
+        List<JsonNode> helm = template(Map.of("mode", "dra", "dra.driver", "vgpu.example.com",
+                "dra.extendedResources[0]", "nvidia.com/NVIDIA_L40S-8Q",
+                "dra.extendedResources[1]", "nvidia.com/GRID_T4-1Q"));
+
+        List<JsonNode> classes = helm.stream().filter(o -> o.path("kind").asText().equals("DeviceClass")
+                && o.at("/spec/extendedResourceName").isTextual()).toList();
+        List<JsonNode> library = parse(dev.vgpu.dra.DeviceClasses.of(new dev.vgpu.dra.DriverName("vgpu.example.com"),
+                List.of(new dev.vgpu.core.ResourceName("NVIDIA_L40S-8Q"), new dev.vgpu.core.ResourceName("GRID_T4-1Q")))
+                .yaml());
+        assertThat(classes).hasSize(2);
+        for (JsonNode mine : classes) {
+            JsonNode theirs = library.stream().filter(l -> l.at("/metadata/name").equals(mine.at("/metadata/name")))
+                    .findFirst().orElseThrow(() -> new AssertionError("no library class " + mine.at("/metadata")));
+            assertThat(mine.path("spec")).isEqualTo(theirs.path("spec"));
+            assertThat(mine.path("apiVersion")).isEqualTo(theirs.path("apiVersion"));
+        }
+        // 53 characters after nvidia.com/ fit the 64 bytes of the resourceName attribute, 54 do not.
+        assertThat(template(Map.of("mode", "dra", "dra.extendedResources[0]", "nvidia.com/" + "X".repeat(53))))
+                .anyMatch(o -> o.at("/spec/extendedResourceName").asText().endsWith("X".repeat(53)));
+        assertThatThrownBy(() -> template(Map.of("mode", "dra", "dra.extendedResources[0]",
+                "nvidia.com/" + "X".repeat(54)))).hasMessageContaining("dra.extendedResources");
+    }
+
     @Test
     void nodeSelectionGpuOperatorSelectsTheNodesTheOperatorMarksForVmWorkloads() throws IOException {
         JsonNode pod = daemonSet(template(VALUES.get("gpu-operator-nodes"))).at("/spec/template/spec");

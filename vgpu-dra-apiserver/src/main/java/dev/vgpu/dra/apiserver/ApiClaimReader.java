@@ -5,6 +5,7 @@ import dev.vgpu.dra.AllocatedClaim;
 import dev.vgpu.dra.AllocatedDevice;
 import dev.vgpu.dra.ClaimReader;
 import dev.vgpu.dra.ClaimRef;
+import dev.vgpu.dra.DraObserver;
 import dev.vgpu.dra.DriverName;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
@@ -20,7 +21,9 @@ import java.util.Optional;
  * namespace and name; the UID must be the kubelet's (a claim deleted and re-created under the same name is another
  * claim); {@code status.allocation} must be set; of {@code status.allocation.devices.results} only this driver's
  * entries are kept; the annotation {@code resource.kubernetes.io/pod-claim-name} gives a template-made claim's
- * pod-level name. Every failure is an {@link ClaimReader.Unavailable} in words, which the kubelet retries.
+ * pod-level name, and {@code resource.kubernetes.io/extended-resource-claim: "true"} marks a claim the scheduler made
+ * for a plain extended-resource request; a result's {@code adminAccess} is kept. Every failure is an
+ * {@link ClaimReader.Unavailable} in words, which the kubelet retries.
  *
  * <p>Inside the kubelet's deadline (docs/RELIABILITY.md, "DRA mode"): each GET takes at most what is left of the
  * call (and at most 10 s), reads at most {@value #MAX_BYTES} bytes, and is tried at most {@value #ATTEMPTS} times, again
@@ -33,6 +36,8 @@ import java.util.Optional;
  */
 public final class ApiClaimReader implements ClaimReader {
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ApiClaimReader.class);
+
     /** How many times one claim is asked for at most. */
     static final int ATTEMPTS = 3;
     /** The largest claim read: 32 results and their configuration take a few KiB. */
@@ -43,11 +48,21 @@ public final class ApiClaimReader implements ClaimReader {
 
     private final ApiServer api;
     private final DriverName driver;
+    private final DraObserver observer;
 
     /** A reader of {@code driver}'s results through {@code api}. */
     public ApiClaimReader(ApiServer api, DriverName driver) {
+        this(api, driver, DraObserver.NONE);
+    }
+
+    /**
+     * A reader that also tells {@code observer} of every request the API server rejected
+     * ({@link DraObserver#apiRejected}), for metrics.
+     */
+    public ApiClaimReader(ApiServer api, DriverName driver, DraObserver observer) {
         this.api = Objects.requireNonNull(api, "api");
         this.driver = Objects.requireNonNull(driver, "driver");
+        this.observer = Objects.requireNonNull(observer, "observer");
     }
 
     /** Reads within the kubelet's own 45 s. */
@@ -87,8 +102,13 @@ public final class ApiClaimReader implements ClaimReader {
             if (answer.code() == 404) {
                 return new Unavailable("claim " + Printable.of(name, 320) + " does not exist");
             }
+            String message = ApiRejections.message(api.requests(), answer);
+            ApiRejections.heard(observer, LOG, "GET of claim " + Printable.of(name, 320), answer.code(), message);
             if (answer.code() != 429 && answer.code() < 500) {
-                break; // the server said no (forbidden, bad request): asking again changes nothing
+                // The server said no (forbidden, bad request): asking again changes nothing; its words go to the
+                // kubelet's event too.
+                last += message.isEmpty() ? "" : ": " + message;
+                break;
             }
             if (!pause(answer.retryAfter().orElse(backoff), deadline)) {
                 break;
@@ -126,14 +146,17 @@ public final class ApiClaimReader implements ClaimReader {
                         return new Unavailable("claim " + Printable.of(name, 320)
                                 + " has an allocation result without request, pool or device");
                     }
-                    results.add(new AllocatedDevice(r.getRequest(), r.getDriver(), r.getPool(), r.getDevice()));
+                    results.add(new AllocatedDevice(r.getRequest(), r.getDriver(), r.getPool(), r.getDevice(),
+                            Boolean.TRUE.equals(r.getAdminAccess())));
                 }
             }
         }
         Map<String, String> annotations = claim.getMetadata().getAnnotations();
         Optional<String> podClaimName = annotations == null ? Optional.empty()
                 : Optional.ofNullable(annotations.get(POD_CLAIM_NAME)).filter(s -> !s.isEmpty());
-        return new Allocated(new AllocatedClaim(ref, podClaimName, results));
+        boolean extended = annotations != null
+                && "true".equals(annotations.get(AllocatedClaim.EXTENDED_RESOURCE_ANNOTATION));
+        return new Allocated(new AllocatedClaim(ref, podClaimName, results, extended));
     }
 
     /** Waits {@code wait} unless that passes the deadline; false when no time is left for another attempt. */

@@ -153,6 +153,30 @@ final class SliceObjects {
         return devices;
     }
 
+    /**
+     * The fields of {@code sent} that {@code stored} lacks, named as the API names them, sorted and comma-joined:
+     * {@code spec.devices[].taints}, {@code spec.devices[].attributes[<name>]}, {@code spec.devices[<name>]}; {@code
+     * other fields} when the difference is none of these. Pure.
+     */
+    static String droppedFields(List<SliceDevice> sent, List<SliceDevice> stored) {
+        java.util.Map<String, SliceDevice> byName = new java.util.HashMap<>();
+        stored.forEach(d -> byName.put(d.name(), d));
+        java.util.SortedSet<String> fields = new java.util.TreeSet<>();
+        for (SliceDevice device : sent) {
+            SliceDevice kept = byName.get(device.name());
+            if (kept == null) {
+                fields.add("spec.devices[" + device.name() + "]");
+                continue;
+            }
+            if (!device.taints().isEmpty() && kept.taints().isEmpty()) {
+                fields.add("spec.devices[].taints");
+            }
+            device.attributes().keySet().stream().filter(k -> !kept.attributes().containsKey(k))
+                    .forEach(k -> fields.add("spec.devices[].attributes[" + k + "]"));
+        }
+        return fields.isEmpty() ? "other fields" : String.join(", ", fields);
+    }
+
     /** Device name → the {@code timeAdded} of its taint with this key, for the devices of a published slice. */
     static Map<String, String> taintTimes(ResourceSlice slice, String key) {
         Map<String, String> times = new LinkedHashMap<>();

@@ -125,6 +125,15 @@ public final class SlicePublisher implements AutoCloseable {
     private String watchFailure;
     private boolean closed;
     private final Map<String, String> taintedSince = new HashMap<>();
+    /**
+     * What the server stored for a part it was sent, where the two differ (it dropped fields it does not serve):
+     * such a stored slice counts as holding that part, so the same part is not sent again. Only parts wanted now.
+     */
+    private final Map<List<SliceDevice>, List<SliceDevice>> storedAs = new HashMap<>();
+    /** The dropped-field descriptions already warned of (one WARN each per process). */
+    private final Set<String> droppedWarned = new HashSet<>();
+    /** The attribute values left out as too long, as warned of; only those of the current pool. */
+    private final Set<ResourceSlices.Omission> omissionsWarned = new HashSet<>();
 
     private volatile boolean watchOpen;
     private volatile Status status = new Status(0, 0, 0, null);
@@ -295,7 +304,14 @@ public final class SlicePublisher implements AutoCloseable {
         // Before the first health verdict the published taints stand (read once per round, for both uses).
         Map<String, String> published = pool.checked() ? Map.of() : publishedTaints(existing);
         Set<String> tainting = pool.checked() ? pool.unhealthyIds() : idsNamed(snapshot, published.keySet());
-        List<List<SliceDevice>> wanted = ResourceSlices.devices(driver, snapshot, tainting);
+        Set<ResourceSlices.Omission> omissions = new HashSet<>();
+        List<List<SliceDevice>> wanted = ResourceSlices.devices(driver, snapshot, tainting, omissions::add);
+        omissions.stream().filter(o -> !omissionsWarned.contains(o)).sorted(Comparator.comparing(
+                ResourceSlices.Omission::device).thenComparing(ResourceSlices.Omission::attribute))
+                .forEach(o -> LOG.warn("Node {}: {}", node, o.describe()));
+        omissionsWarned.retainAll(omissions);
+        omissionsWarned.addAll(omissions);
+        storedAs.keySet().retainAll(new HashSet<>(wanted));
         updateTaintTimes(wanted, published);
         existing.sort(Comparator.comparing(s -> s.getMetadata().getName()));
         long generation = Math.max(lastGeneration,
@@ -306,7 +322,7 @@ public final class SlicePublisher implements AutoCloseable {
         List<ResourceSlice> free = new ArrayList<>(existing);
         for (int i = 0; i < wanted.size(); i++) {
             for (ResourceSlice s : free) {
-                if (wanted.get(i).equals(SliceObjects.devices(s)) && SliceObjects.ownedBy(s, nodeUid)) {
+                if (holds(s, wanted.get(i)) && SliceObjects.ownedBy(s, nodeUid)) {
                     target[i] = s;
                     free.remove(s);
                     break;
@@ -335,7 +351,7 @@ public final class SlicePublisher implements AutoCloseable {
         int written = 0;
         for (int i = 0; i < wanted.size(); i++) {
             ResourceSlice base = target[i];
-            boolean current = base != null && wanted.get(i).equals(SliceObjects.devices(base))
+            boolean current = base != null && holds(base, wanted.get(i))
                     && SliceObjects.ownedBy(base, nodeUid) && SliceObjects.generation(base) == next
                     && SliceObjects.sliceCount(base) == wanted.size();
             if (current) {
@@ -344,12 +360,14 @@ public final class SlicePublisher implements AutoCloseable {
             SliceSpec spec = new SliceSpec(driver, node, next, wanted.size(), node, wanted.get(i));
             ResourceSlice object = SliceObjects.toObject(spec, nodeUid, base, taintedSince::get);
             String body = api.requests().json().asJson(object);
+            ResourceSlice stored;
             if (base == null) {
-                read("POST", SLICES, body, ResourceSlice.class, "a new ResourceSlice");
+                stored = read("POST", SLICES, body, ResourceSlice.class, "a new ResourceSlice");
             } else {
-                read("PUT", SLICES + "/" + segment(base.getMetadata().getName()), body, ResourceSlice.class,
+                stored = read("PUT", SLICES + "/" + segment(base.getMetadata().getName()), body, ResourceSlice.class,
                         "ResourceSlice " + base.getMetadata().getName());
             }
+            compareStored(wanted.get(i), stored);
             written++;
         }
         for (ResourceSlice s : obsolete) {
@@ -369,6 +387,39 @@ public final class SlicePublisher implements AutoCloseable {
         status = new Status(wanted.size(), next, devices, null);
     }
 
+    /** Whether {@code slice} holds {@code part}: as sent, or as the server stored it when it dropped fields of it. */
+    private boolean holds(ResourceSlice slice, List<SliceDevice> part) {
+        List<SliceDevice> devices = SliceObjects.devices(slice);
+        return part.equals(devices) || devices.equals(storedAs.get(part));
+    }
+
+    /**
+     * Compares what the server stored with what was sent, as the Go helper does: a server that drops fields it does
+     * not serve (device taints without the {@code DRADeviceTaints} feature gate, off by default in Kubernetes 1.34
+     * and 1.35) answers a slice without them. Then the stored form stands for the part (no write again until the
+     * part changes, which would be one PUT and one INFO line every round, forever), and one WARN names the fields.
+     */
+    private void compareStored(List<SliceDevice> sent, ResourceSlice stored) {
+        if (stored == null || stored.getSpec() == null) {
+            return;
+        }
+        List<SliceDevice> kept = SliceObjects.devices(stored);
+        if (kept == null || kept.equals(sent)) {
+            storedAs.remove(sent);
+            return;
+        }
+        storedAs.put(sent, kept);
+        String dropped = SliceObjects.droppedFields(sent, kept);
+        if (droppedWarned.add(dropped)) {
+            LOG.warn("The API server dropped {} from node {}'s ResourceSlice {} (it stored less than was sent; for"
+                    + " taints the likely cause is the DRADeviceTaints feature gate, off by default in Kubernetes 1.34"
+                    + " and 1.35): the scheduler does not see it, so an unhealthy device stays allocatable; the"
+                    + " kubelet's health stream still reports device health. The slice is not sent again until its"
+                    + " devices change.", dropped, node,
+                    stored.getMetadata() == null ? "?" : Printable.of(stored.getMetadata().getName(), 253));
+        }
+    }
+
     /** One bounded request; its answer as {@code type} (null for none), or a failure naming what it was for. */
     private <T> T read(String method, String path, String body, Class<T> type, String what)
             throws ApiRequests.Failed {
@@ -378,20 +429,12 @@ public final class SlicePublisher implements AutoCloseable {
             return null; // gone already, or not there (the caller says what that means)
         }
         if (!answer.ok()) {
-            throw new ApiRequests.Failed(method + " of " + what + ": HTTP " + answer.code() + reason(answer), null);
+            String message = ApiRejections.message(api.requests(), answer);
+            ApiRejections.heard(observer, LOG, method + " of " + what, answer.code(), message);
+            throw new ApiRequests.Failed(method + " of " + what + ": HTTP " + answer.code()
+                    + (message.isEmpty() ? "" : ": " + message), null);
         }
         return type == null ? null : api.requests().json().unmarshal(answer.body(), type);
-    }
-
-    /** A Status answer's message, escaped and cut, for a failure's words. */
-    private String reason(ApiRequests.Answer answer) {
-        try {
-            io.fabric8.kubernetes.api.model.Status s = api.requests().json().unmarshal(answer.body(),
-                    io.fabric8.kubernetes.api.model.Status.class);
-            return s != null && s.getMessage() != null ? ": " + Printable.of(s.getMessage(), 200) : "";
-        } catch (RuntimeException e) {
-            return "";
-        }
     }
 
     /** The device names whose published entries carry the unhealthy taint, each with its {@code timeAdded}. */

@@ -80,6 +80,27 @@ class ApiClaimReaderTest {
         assertThat(((ClaimReader.Allocated) answer).claim().podClaimName()).isEmpty();
     }
 
+    /**
+     * A claim the scheduler made for a pod's plain {@code nvidia.com/<NAME>} request carries
+     * {@code resource.kubernetes.io/extended-resource-claim: "true"}; an admin-access result says so.
+     */
+    @Test
+    void theExtendedResourceAnnotationAndAdminAccessAreRead() {
+        DeviceRequestAllocationResult admin = result("container-0-request-0", "gpu.vgpu.dev", "node-a", "pci-x");
+        admin.setAdminAccess(true);
+        String uid = claim(client, "vms", "pod-extended-resources-x2k9p",
+                Map.of(AllocatedClaim.EXTENDED_RESOURCE_ANNOTATION, "true"), List.of(admin,
+                        result("container-0-request-1", "gpu.vgpu.dev", "node-a", "pci-y")));
+        String plain = claim(client, "vms", "other", Map.of(AllocatedClaim.EXTENDED_RESOURCE_ANNOTATION, "false"),
+                List.of(result("r", "gpu.vgpu.dev", "node-a", "pci-z")));
+
+        AllocatedClaim claim = ((ClaimReader.Allocated) read("vms", "pod-extended-resources-x2k9p", uid)).claim();
+
+        assertThat(claim.extendedResource()).isTrue();
+        assertThat(claim.results()).extracting(AllocatedDevice::adminAccess).containsExactly(true, false);
+        assertThat(((ClaimReader.Allocated) read("vms", "other", plain)).claim().extendedResource()).isFalse();
+    }
+
     @Test
     void anotherUidIsAnotherClaim() {
         claim(client, "vms", "gpu", null, List.of(result("r", "gpu.vgpu.dev", "node-a", "mdev-x")));

@@ -66,7 +66,9 @@ final class SliceObjectRules {
                     e.getValue().properties().forEach(f -> forms.add(f.getKey()));
                     assertThat(forms).as(key).singleElement().isIn("int", "bool", "string", "version");
                     if (forms.get(0).equals("string")) {
-                        assertThat(e.getValue().get("string").asText()).hasSizeLessThanOrEqualTo(64);
+                        // The API server counts bytes (Go's len), not characters.
+                        assertThat(e.getValue().get("string").asText().getBytes(
+                                java.nio.charset.StandardCharsets.UTF_8).length).as(key).isLessThanOrEqualTo(64);
                     }
                 }
                 assertThat(device.path("taints").size()).isLessThanOrEqualTo(16);

@@ -31,7 +31,7 @@ import java.util.concurrent.Callable;
 public final class DiscoverCommand implements Callable<Integer> {
 
     /** Output formats. */
-    enum Format { table, json, kubevirt }
+    enum Format { table, json, kubevirt, deviceclasses }
 
     private static String[] formats() {
         Format[] all = Format.values();
@@ -42,19 +42,22 @@ public final class DiscoverCommand implements Callable<Integer> {
         return names;
     }
 
-    public static final CliOption FORMAT = CliOption.value("--format", "FORMAT", "table, json, or kubevirt: the"
-            + " permittedHostDevices of the KubeVirt CR for what would be advertised (default: ${DEFAULT}).")
+    public static final CliOption FORMAT = CliOption.value("--format", "FORMAT", "table, json, kubevirt (the"
+            + " permittedHostDevices of the KubeVirt CR for what would be advertised) or deviceclasses (one DRA"
+            + " DeviceClass per resource, with extendedResourceName) (default: ${DEFAULT}).")
             .withDefault(Format.table.name()).withChoices(formats());
     static final CliOption SAMPLE = CliOption.value("--sample", "NAME", "Scan a sample host bundled in the jar instead"
             + " of --host-root (no state directory is read for it): " + Samples.NAMES + ".");
     /** {@code discover}'s table. */
     public static final CliCommand TABLE = new CliCommand("discover", List.of(
             "Scan once and print what would be advertised and what was skipped, with reasons.",
-            "With --format json or kubevirt, stdout carries only that document; logs and the summary go to stderr.",
+            "With --format json, kubevirt or deviceclasses, stdout carries only that document; logs and the summary"
+                    + " go to stderr.",
             "Exit code 1 when a source failed (e.g. no sys/ under --host-root), saying why.",
             "Environment: VGPU_SOURCES, VGPU_STATE_DIR, VGPU_CONFIG (the flags override them); VGPU_CONFIG_YAML (a"
                     + " configuration's text), used when neither --config nor VGPU_CONFIG names a file."),
-            CliCommand.join(ScanOptions.OPTIONS, HostOptions.OPTIONS, ConfigOption.OPTIONS, List.of(FORMAT, SAMPLE)));
+            CliCommand.join(ScanOptions.OPTIONS, HostOptions.OPTIONS, ConfigOption.OPTIONS, List.of(FORMAT, DeviceClassReport.DRIVER,
+                    SAMPLE)));
 
     /** The subcommand: its table and how a parsed command line becomes a {@code DiscoverCommand}. */
     public static final Subcommand SUBCOMMAND = Subcommand.of(TABLE,
@@ -71,6 +74,8 @@ public final class DiscoverCommand implements Callable<Integer> {
     final ConfigOption configOption;
     final Format format;
     final String sample;
+    /** {@code --dra-driver}, for {@code --format deviceclasses} only; null = the default driver. */
+    final String draDriver;
     /** Reads the host's files: the scan's, the census's and the KubeVirt selectors'. */
     private final HostFiles files = HostFiles.load();
 
@@ -86,6 +91,10 @@ public final class DiscoverCommand implements Callable<Integer> {
         if (sample != null && args.has(ScanOptions.HOST_ROOT)) {
             throw new UsageError("--sample and --host-root: give one of them");
         }
+        draDriver = args.text(DeviceClassReport.DRIVER);
+        if (draDriver != null && format != Format.deviceclasses) {
+            throw new UsageError("--dra-driver applies to --format deviceclasses only");
+        }
     }
 
     @Override
@@ -94,6 +103,9 @@ public final class DiscoverCommand implements Callable<Integer> {
         Scanner.Result result;
         PciCensus census;
         host.requireNamedFiles();
+        if (format == Format.deviceclasses) {
+            DeviceClassReport.requireDriver(draDriver); // before the scan: a bad name is exit 2 at once
+        }
         List<DeviceSource> sources = scan.resolveSources(env);
         LiveConfig config = configOption.load(env);
         if (sample != null) {
@@ -132,6 +144,7 @@ public final class DiscoverCommand implements Callable<Integer> {
         return switch (format) {
             case json -> DiscoveryReport.json(snapshot) + "\n";
             case kubevirt -> KubeVirtReport.yaml(snapshot, root, files);
+            case deviceclasses -> DeviceClassReport.yaml(snapshot, draDriver, err);
             case table -> DiscoveryReport.table(snapshot, result.failures(), summary(snapshot, census));
         };
     }

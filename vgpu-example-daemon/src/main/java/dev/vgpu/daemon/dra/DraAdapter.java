@@ -58,9 +58,10 @@ public final class DraAdapter implements NodeAdapter {
      * @param cdiDir      where per-claim CDI specs go
      * @param kubeconfig  the API server's kubeconfig; empty = in-cluster
      * @param stateDir    the prepared-claims checkpoint
+     * @param podUid      the pod's UID ({@code POD_UID}), which the sockets then carry; empty = the fixed names
      */
     public record Settings(DriverName driver, Path kubeletRoot, String nodeName, Path cdiDir,
-                           Optional<Path> kubeconfig, Path stateDir) {
+                           Optional<Path> kubeconfig, Path stateDir, Optional<String> podUid) {
         /** Checks that nothing is missing. */
         public Settings {
             Objects.requireNonNull(driver, "driver");
@@ -69,6 +70,7 @@ public final class DraAdapter implements NodeAdapter {
             Objects.requireNonNull(cdiDir, "cdiDir");
             Objects.requireNonNull(kubeconfig, "kubeconfig");
             Objects.requireNonNull(stateDir, "stateDir");
+            Objects.requireNonNull(podUid, "podUid");
         }
     }
 
@@ -128,9 +130,11 @@ public final class DraAdapter implements NodeAdapter {
             slices = SlicePublisher.builder(api, settings.driver(), settings.nodeName()).observer(metrics)
                     .threads(THREADS).start();
             plugin = DraPlugin.builder(Handovers.forHost(context.host(), context.sources()),
-                            new ApiClaimReader(api, settings.driver()))
+                            new ApiClaimReader(api, settings.driver(), metrics))
                     .driver(settings.driver()).pool(settings.nodeName()).kubeletRoot(settings.kubeletRoot())
                     .cdiDir(settings.cdiDir()).stateDir(settings.stateDir()).hostRoot(context.host().root())
+                    .podUid(settings.podUid().orElse(null))
+                    .bridged(new DevicePluginServed(settings.kubeletRoot().resolve("device-plugins")).negate())
                     .gpuFaultRecovery(context.gpuFaultRecovery(), context.gpuProbe()).observer(metrics)
                     .healthStream(true).devicePool(slices::publish).threads(THREADS).start();
         } catch (IOException | RuntimeException e) {

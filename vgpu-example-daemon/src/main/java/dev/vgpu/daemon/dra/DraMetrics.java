@@ -10,7 +10,7 @@ import java.util.function.BooleanSupplier;
 /**
  * The metrics of {@code serve --mode dra} (README, "Metrics and probes"), registered beside the daemon's own
  * ({@link Metrics}) in DRA mode only: prepared claims, Prepare and Unprepare answers per claim by result, slices
- * written, and whether the kubelet accepted the registration.
+ * written, the API server's rejections by status, and whether the kubelet accepted the registration.
  *
  * <p>Thread-safe: the client's metrics are; called on the plugin's claims thread and the publisher's thread.
  */
@@ -20,6 +20,7 @@ final class DraMetrics implements DraObserver {
     private final Counter prepares;
     private final Counter unprepares;
     private final Counter slices;
+    private final Counter rejections;
     private final Metrics metrics;
 
     DraMetrics(Metrics metrics) {
@@ -36,6 +37,10 @@ final class DraMetrics implements DraObserver {
                 .register(registry);
         slices = Counter.builder().name("vgpu_dra_slices_published_total")
                 .help("ResourceSlices created or updated in the API server").register(registry);
+        rejections = Counter.builder().name("vgpu_dra_api_rejections_total")
+                .help("Requests of the slice publisher and the claim reader the API server answered with neither a"
+                        + " success nor a 404, by HTTP status (422: a slice it refuses; 403: missing RBAC; 429, 5xx)")
+                .labelNames("code").register(registry);
         for (String result : new String[] {"ok", "failed"}) {
             prepares.labelValues(result);
             unprepares.labelValues(result);
@@ -70,5 +75,10 @@ final class DraMetrics implements DraObserver {
     @Override
     public void slicesPublished(int written) {
         slices.inc(written);
+    }
+
+    @Override
+    public void apiRejected(int code) {
+        rejections.labelValues(Integer.toString(code)).inc();
     }
 }

@@ -7,6 +7,7 @@ import dev.vgpu.daemon.cli.UsageError;
 import dev.vgpu.daemon.dra.DraAdapter;
 import dev.vgpu.daemon.scan.HostOptions;
 import dev.vgpu.daemon.scan.ScanOptions;
+import dev.vgpu.dra.DraPlugin;
 import dev.vgpu.dra.DriverName;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,9 +29,14 @@ import java.util.Optional;
  * @param nodeName    the node, the pool name
  * @param cdiDir      where CDI specs go
  * @param kubeconfig  the kubeconfig file; empty = in-cluster
+ * @param podUid      {@code POD_UID} (the downward API's {@code metadata.uid}): the plugin's sockets carry it, so a
+ *                    rolling update's old and new pods never share one (docs/DRA.md §1); empty = the fixed names
  */
-record DraMode(DriverName driver, Path kubeletRoot, String nodeName, Path cdiDir, Optional<Path> kubeconfig)
-        implements ServeMode {
+record DraMode(DriverName driver, Path kubeletRoot, String nodeName, Path cdiDir, Optional<Path> kubeconfig,
+               Optional<String> podUid) implements ServeMode {
+
+    /** The pod's UID, from the downward API (the DRA overlay and the chart set it). */
+    static final String POD_UID_ENV = "POD_UID";
 
     /** What {@code --mode} says for it. */
     static final String NAME = "dra";
@@ -39,8 +45,9 @@ record DraMode(DriverName driver, Path kubeletRoot, String nodeName, Path cdiDir
      * The DRA settings: flags over the environment over defaults.
      *
      * @throws UsageError when {@code --device-plugin-dir} is given (an option of the other mode)
-     * @throws Refusal     when the node name is missing, the driver name is not a DNS subdomain or the kubeconfig
-     *                     cannot be read, naming the flag or variable
+     * @throws Refusal     when the node name is missing, the driver name is not a DNS subdomain starting with a
+     *                     letter (the CDI vendor rule), {@code POD_UID} is not a UID or the kubeconfig cannot be read,
+     *                     naming the flag or variable
      */
     static DraMode of(ServeOptions options, Map<String, String> env) {
         CliArgs args = options.args;
@@ -72,7 +79,20 @@ record DraMode(DriverName driver, Path kubeletRoot, String nodeName, Path cdiDir
                     "the API server's address and credentials come from it");
             config = Optional.of(file);
         }
-        return new DraMode(name, options.kubeletRoot, node.value().strip(), options.cdiDir, config);
+        return new DraMode(name, options.kubeletRoot, node.value().strip(), options.cdiDir, config, podUid(env));
+    }
+
+    /** {@code POD_UID}, checked; empty when unset or blank. */
+    private static Optional<String> podUid(Map<String, String> env) {
+        String value = env.get(POD_UID_ENV);
+        if (value == null || value.isBlank()) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(DraPlugin.requirePodUid(value.strip()));
+        } catch (IllegalArgumentException e) {
+            throw new Refusal("invalid " + POD_UID_ENV + " value: " + e.getMessage());
+        }
     }
 
     /**
@@ -136,7 +156,7 @@ record DraMode(DriverName driver, Path kubeletRoot, String nodeName, Path cdiDir
     @Override
     public NodeAdapter.Opener opener(Optional<Path> stateDirectory) {
         return DraAdapter.opener(new DraAdapter.Settings(driver, kubeletRoot, nodeName, cdiDir, kubeconfig,
-                stateDirectory.orElseThrow()));
+                stateDirectory.orElseThrow(), podUid));
     }
 
     /**
