@@ -1,7 +1,6 @@
 package dev.vgpu.configurator.file;
 
 import dev.vgpu.core.internal.Printable;
-import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -231,23 +230,15 @@ final class VgpuConfigParser {
         }
     }
 
+    /** A parsed value in words: {@code a mapping}, {@code the number 3}, {@code "text"}. */
     private static String describe(Object value) {
-        if (value == null) {
-            return "nothing (null)";
+        if (value == null || value instanceof Map || value instanceof List) {
+            return value == null ? "nothing (null)" : value instanceof Map ? "a mapping" : "a list";
         }
-        if (value instanceof Map) {
-            return "a mapping";
+        if (value instanceof String) {
+            return show(value);
         }
-        if (value instanceof List) {
-            return "a list";
-        }
-        if (value instanceof Boolean) {
-            return "the boolean " + value;
-        }
-        if (value instanceof Number || value instanceof BigInteger) {
-            return "the number " + value;
-        }
-        return show(value);
+        return (value instanceof Boolean ? "the boolean " : "the number ") + value;
     }
 
     /** A value for a message: text quoted and escaped, anything else as printed. */
