@@ -10,7 +10,8 @@
  */
 module dev.vgpu.configurator {
     requires transitive dev.vgpu.core;
-    // CreatableTypesCatalog, the one parser of the driver's creatable_vgpu_types table.
+    // CreatableTypesCatalog, the one parser of the driver's creatable_vgpu_types table (dev.vgpu.sysfs.internal,
+    // exported to this module only).
     requires dev.vgpu.sysfs;
     requires org.slf4j;
     // vgpu-device-manager layout files and the kubelet's device checkpoint.

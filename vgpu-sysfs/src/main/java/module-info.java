@@ -5,6 +5,7 @@
  * what several of them need (the PCI bus listing, each function's driver link and vendor id) once per scan through
  * {@link dev.vgpu.core.spi.Host#scanScope()}.
  */
+@SuppressWarnings("module") // the configurator needs this module, so it is not there when this one compiles
 module dev.vgpu.sysfs {
     requires transitive dev.vgpu.core;
     // The VFIO cdev lookup that handovers use too (dev.vgpu.attach.internal, exported to this module only).
@@ -12,6 +13,8 @@ module dev.vgpu.sysfs {
     requires org.slf4j;
 
     exports dev.vgpu.sysfs;
+    // The driver's creatable_vgpu_types parser, shared with the configurator; not API.
+    exports dev.vgpu.sysfs.internal to dev.vgpu.configurator;
 
     provides dev.vgpu.core.spi.DeviceSource with
             dev.vgpu.sysfs.PassthroughSource,

@@ -3,7 +3,8 @@ package dev.vgpu.attach;
 import dev.vgpu.core.Device;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.internal.GoDurations;
-import dev.vgpu.core.spi.AttributeFiles;
+import dev.vgpu.core.spi.Host;
+import dev.vgpu.hostfiles.HostFiles;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -146,16 +147,25 @@ public final class GpuFaults {
     }
 
     /**
-     * The VFs a PF links with {@code virtfnN} under {@code <hostRoot>/sys/bus/pci/devices/<pf>}, sorted; empty for a
-     * function without VFs or when unreadable. Reads sysfs: call it outside the context.
+     * {@link #virtualFunctions(Host, PciAddress)} under {@code hostRoot}, read through {@code java.io}/NIO (a caller
+     * that holds the daemon's {@link Host} gives that instead, and its reader).
      */
     public static List<PciAddress> virtualFunctions(Path hostRoot, PciAddress pf) {
-        Path dir = hostRoot.resolve("sys/bus/pci/devices").resolve(pf.toString());
+        return virtualFunctions(Host.of(hostRoot, HostFiles.nio()), pf);
+    }
+
+    /**
+     * The VFs a PF links with {@code virtfnN} under {@code sys/bus/pci/devices/<pf>} of the host, sorted; empty for a
+     * function without VFs or when unreadable. Reads sysfs: call it outside the context.
+     */
+    public static List<PciAddress> virtualFunctions(Host host, PciAddress pf) {
+        Path dir = host.path("sys/bus/pci/devices").resolve(pf.toString());
+        HostFiles files = host.files();
         List<PciAddress> out = new ArrayList<>();
         try {
-            for (String name : AttributeFiles.list(dir)) {
+            for (String name : files.list(dir, host.scanScope())) {
                 if (VIRTFN.matcher(name).matches()) {
-                    vf(dir, name).ifPresent(out::add);
+                    vf(host, dir, name).ifPresent(out::add);
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -166,9 +176,9 @@ public final class GpuFaults {
     }
 
     /** The VF one {@code virtfnN} link names (only its last path component); empty when unreadable or no BDF. */
-    private static Optional<PciAddress> vf(Path dir, String link) {
+    private static Optional<PciAddress> vf(Host host, Path dir, String link) {
         try {
-            String name = AttributeFiles.linkName(dir, link);
+            String name = host.files().linkName(dir, link, host.scanScope());
             return PciAddress.isValid(name) ? Optional.of(PciAddress.parse(name)) : Optional.empty();
         } catch (IOException | RuntimeException e) {
             return Optional.empty();

@@ -50,7 +50,7 @@ public final class Handovers {
 
     private Handovers(Host host, Collection<? extends DeviceSource> sources) {
         this.host = host;
-        this.files = new HostVfio(host.root());
+        this.files = new HostVfio(host);
         this.rechecks = new SourceRechecks(host, sources);
     }
 

@@ -11,7 +11,7 @@ import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
-import dev.vgpu.core.spi.ScanScope;
+import dev.vgpu.hostfiles.ScanScope;
 import dev.vgpu.testing.SysfsTree;
 import java.nio.file.Path;
 import java.util.List;

@@ -1,5 +1,7 @@
 package dev.vgpu.core;
 
+import dev.vgpu.core.internal.Durations;
+import dev.vgpu.core.internal.GoText;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;

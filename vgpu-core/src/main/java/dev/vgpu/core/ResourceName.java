@@ -1,5 +1,6 @@
 package dev.vgpu.core;
 
+import dev.vgpu.core.internal.GoText;
 import dev.vgpu.core.internal.Printable;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

@@ -3,6 +3,7 @@ package dev.vgpu.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vgpu.core.internal.GoText;
 import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;

@@ -12,11 +12,20 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The two hooks the daemon's NVML recovery uses: a task before each scan, and a round requested without waiting. */
+/**
+ * The hooks an owner of the loop uses: a task before each scan, a round requested without waiting, the scheduler
+ * its rounds run on and the ticker they are timed by; and the period, a fixed rate (start to start).
+ */
 class RescanLoopHooksTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(30);
@@ -91,5 +100,89 @@ class RescanLoopHooksTest {
         loop.requestRescan();
 
         assertThat(events).hasSize(1);
+    }
+
+    @Test
+    void aGivenSchedulerRunsTheRoundsAndOutlivesTheLoop() throws Exception {
+        ScheduledExecutorService owner = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "owner-thread"));
+        try {
+            RescanLoop loop = RescanLoop.builder(scanner(), (next, plan) -> { }).scheduler(owner).build();
+            loop.runNow();
+            loop.requestRescan();
+            await().atMost(PATIENCE).until(() -> events.size() == 2);
+            loop.start();
+            loop.close();
+
+            assertThat(events).containsOnly("scan on owner-thread");
+            assertThat(owner.isShutdown()).as("the owner stops its scheduler").isFalse();
+            assertThat(owner.submit(() -> "still serving").get(30, TimeUnit.SECONDS)).isEqualTo("still serving");
+            loop.requestRescan();
+            assertThat(owner.submit(() -> events.size()).get(30, TimeUnit.SECONDS)).as("nothing after close").isEqualTo(2);
+        } finally {
+            owner.shutdownNow();
+        }
+    }
+
+    /** Keeps what the loop schedules instead of running it, so the test runs each round itself. */
+    private static final class HandScheduler extends ScheduledThreadPoolExecutor {
+        final List<Long> delays = new CopyOnWriteArrayList<>();
+        final List<Runnable> tasks = new CopyOnWriteArrayList<>();
+
+        HandScheduler() {
+            super(1);
+        }
+
+        @Override
+        public ScheduledFuture<?> schedule(Runnable task, long delay, TimeUnit unit) {
+            delays.add(unit.toSeconds(delay));
+            tasks.add(task);
+            return super.schedule(() -> { }, 1, TimeUnit.DAYS);
+        }
+    }
+
+    @Test
+    void thePeriodIsAFixedRateFromStartToStartWithoutCatchUpRoundsAndTheTickerTimesIt() {
+        AtomicLong now = new AtomicLong(TimeUnit.SECONDS.toNanos(1_000));
+        AtomicLong scanTakes = new AtomicLong();
+        List<Duration> runningDuringTheScan = new CopyOnWriteArrayList<>();
+        HandScheduler hand = new HandScheduler();
+        RescanLoop[] loop = new RescanLoop[1];
+        DeviceSource slow = new DeviceSource() {
+            @Override
+            public String name() {
+                return "slow";
+            }
+
+            @Override
+            public Discovery discover(Host host) {
+                now.addAndGet(scanTakes.get());
+                runningDuringTheScan.add(loop[0].runningFor().orElseThrow());
+                return Discovery.builder().build();
+            }
+        };
+        try {
+            loop[0] = RescanLoop.builder(new Scanner(root, PciIds.empty(), VgpuTypeResolver.none(), List.of(slow)),
+                    (next, plan) -> { }).period(Duration.ofSeconds(10)).scheduler(hand).ticker(now::get).build();
+            loop[0].start();
+            assertThat(hand.delays).containsExactly(10L);
+
+            now.addAndGet(TimeUnit.SECONDS.toNanos(10));
+            scanTakes.set(TimeUnit.SECONDS.toNanos(3));
+            hand.tasks.get(0).run();
+            now.addAndGet(TimeUnit.SECONDS.toNanos(7));
+            scanTakes.set(TimeUnit.SECONDS.toNanos(25));
+            hand.tasks.get(1).run();
+            scanTakes.set(0);
+            hand.tasks.get(2).run();
+
+            // 3 s into a 10 s slot: 7 s to the next start; 25 s overran two slots: at once, with no catch-up burst
+            assertThat(hand.delays).containsExactly(10L, 7L, 0L, 10L);
+            assertThat(runningDuringTheScan).containsExactly(Duration.ofSeconds(3), Duration.ofSeconds(25),
+                    Duration.ZERO);
+            assertThat(loop[0].runningFor()).isEmpty();
+        } finally {
+            loop[0].close();
+            hand.shutdownNow();
+        }
     }
 }

@@ -34,9 +34,6 @@ record PluginEnvironment(Handovers handovers, Path pluginDir, Supplier<Snapshot>
                          Duration backoffInitial, Duration backoffMax, Predicate<Device> gpuFaulty,
                          PluginObserver observer, InstantSource clock) {
 
-    /** The file name of the kubelet's registration socket. */
-    static final String KUBELET_SOCKET = "kubelet.sock";
-
     PluginEnvironment {
         Objects.requireNonNull(handovers, "handovers");
         Objects.requireNonNull(pluginDir, "pluginDir");

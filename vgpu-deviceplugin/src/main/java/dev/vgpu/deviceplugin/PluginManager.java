@@ -14,8 +14,10 @@ import dev.vgpu.core.SnapshotSink;
 import dev.vgpu.core.internal.SerialContext;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Host;
+import dev.vgpu.hostfiles.HostFiles;
 import dev.vgpu.kubelet.api.transport.ServerLimits;
 import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
+import dev.vgpu.kubelet.api.v1beta1.DevicePluginConstants;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -74,7 +76,8 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
     /** Lists a faulty GPU's VFs outside the context, in the order the marks were made. */
     private final SerialContext faultLane;
     private final UnixDomainTransport kubeletClient;
-    private final Path hostRoot;
+    /** The host read for rechecks and a faulty GPU's VFs: its root and reader. */
+    private final Host host;
     private final PluginEnvironment env;
     private final PluginChecks checks;
 
@@ -95,9 +98,9 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         // One event loop and one call executor for every plugin server and the kubelet client.
         this.kubeletClient = b.threads.map(t -> UnixDomainTransport.create("vgpu-dp-grpc", 1, 2, ServerLimits.DEFAULT, t))
                 .orElseGet(() -> UnixDomainTransport.create("vgpu-dp-grpc", 1, 2));
-        this.hostRoot = b.hostRoot;
-        this.env = new PluginEnvironment(Handovers.forHost(Host.of(b.hostRoot), b.sources), b.devicePluginDir, plugins::snapshot, context,
-                scheduler, new KubeletSocket(b.devicePluginDir.resolve(PluginEnvironment.KUBELET_SOCKET), b.observer),
+        this.host = Host.of(b.hostRoot, b.files.orElseGet(HostFiles::load));
+        this.env = new PluginEnvironment(Handovers.forHost(host, b.sources), b.devicePluginDir, plugins::snapshot, context,
+                scheduler, new KubeletSocket(b.devicePluginDir.resolve(DevicePluginConstants.KUBELET_SOCKET), b.observer),
                 kubeletClient, b.backoffInitial, b.backoffMax, faults::faulty,
                 b.observer, b.clock);
         try {
@@ -219,7 +222,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         Objects.requireNonNull(gpu, "gpu");
         Objects.requireNonNull(gpuInstance, "gpuInstance");
         faultLane.execute(() -> {
-            List<PciAddress> vfs = GpuFaults.virtualFunctions(hostRoot, gpu);
+            List<PciAddress> vfs = GpuFaults.virtualFunctions(host, gpu);
             context.execute(() -> faults.markUnhealthy(gpu, vfs, gpuInstance, reason));
         });
     }
@@ -271,6 +274,11 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
      */
     public boolean kubeletSocketPresent() {
         return env.kubelet().present();
+    }
+
+    /** The kubelet's registration socket this manager registers through, {@code <device-plugin-dir>/kubelet.sock}. */
+    public Path kubeletSocket() {
+        return devicePluginDir.resolve(DevicePluginConstants.KUBELET_SOCKET);
     }
 
     /** The resources served now, sorted. */
@@ -357,6 +365,7 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
     /** Configures a {@link PluginManager}; not thread-safe. */
     public static final class Builder {
         private Path hostRoot = Path.of("/");
+        private Optional<HostFiles> files = Optional.empty();
         private Path devicePluginDir = Path.of("/var/lib/kubelet/device-plugins");
         private Duration healthPollInterval = Duration.ofSeconds(5);
         private Duration backoffInitial = Duration.ofSeconds(1);
@@ -432,6 +441,15 @@ public final class PluginManager implements SnapshotSink, AutoCloseable {
         /** The directory that stands for the host's {@code /} when reading sysfs and devfs. */
         public Builder hostRoot(Path value) {
             hostRoot = Objects.requireNonNull(value, "hostRoot");
+            return this;
+        }
+
+        /**
+         * The reader of the host's files (Allocate's and the health check's re-reads, a faulty GPU's VFs): an
+         * embedder's own, such as the one its scanner reads with; by default {@link HostFiles#load()}.
+         */
+        public Builder hostFiles(HostFiles value) {
+            files = Optional.of(Objects.requireNonNull(value, "hostFiles"));
             return this;
         }
 

@@ -1,6 +1,21 @@
 package dev.vgpu.daemon;
 
 import dev.vgpu.core.internal.Printable;
+import dev.vgpu.daemon.cli.CliArgs;
+import dev.vgpu.daemon.cli.CliCommand;
+import dev.vgpu.daemon.cli.CliParser;
+import dev.vgpu.daemon.cli.HelpText;
+import dev.vgpu.daemon.cli.Refusal;
+import dev.vgpu.daemon.cli.Subcommand;
+import dev.vgpu.daemon.cli.UsageError;
+import dev.vgpu.daemon.demo.DemoCommand;
+import dev.vgpu.daemon.demo.KubeletCommand;
+import dev.vgpu.daemon.discover.DiscoverCommand;
+import dev.vgpu.daemon.logging.DaemonLogging;
+import dev.vgpu.daemon.process.DaemonVersion;
+import dev.vgpu.daemon.process.Shutdown;
+import dev.vgpu.daemon.scan.PciIdsDatabase;
+import dev.vgpu.daemon.serve.ServeCommand;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -24,13 +39,16 @@ import org.slf4j.bridge.SLF4JBridgeHandler;
  * Usage errors ({@link UsageError}: an unknown option, a missing or malformed value) exit with code 2 after a
  * two-line usage that points at {@code --help}; so do conditions that stop a command before it starts
  * ({@link Refusal}: a missing {@code --pci-ids} file, a malformed {@code VFIO_VGPU_RESCAN_INTERVAL}), with one message
- * and no usage. The command line is read by {@link CliParser} against each command's option table.
+ * and no usage. The command line is read by {@link CliParser} against each command's option table; the list of
+ * {@link Subcommand}s below is the whole dispatch, so a new command is one more entry.
  */
 public final class VgpuDaemon {
 
-    /** The commands, in the order the top-level help lists them. */
-    static final List<CliCommand> COMMANDS = List.of(ServeCommand.COMMAND, DiscoverCommand.COMMAND,
-            DemoCommand.COMMAND, KubeletCommand.COMMAND);
+    /** The subcommands, in the order the top-level help lists them. */
+    static final List<Subcommand> SUBCOMMANDS = List.of(ServeCommand.SUBCOMMAND, DiscoverCommand.SUBCOMMAND,
+            DemoCommand.SUBCOMMAND, KubeletCommand.SUBCOMMAND);
+    /** Their option tables, in the same order. */
+    static final List<CliCommand> COMMANDS = SUBCOMMANDS.stream().map(Subcommand::table).toList();
     private static final String DESCRIPTION = "Kubernetes device plugin for NVIDIA GPUs and vGPUs on KubeVirt.";
     private static final String FOOTER = "Without a subcommand, 'serve' runs. Logs go to stderr; set"
             + " VGPU_LOG_LEVEL=debug for more.";
@@ -60,7 +78,7 @@ public final class VgpuDaemon {
         SLF4JBridgeHandler.removeHandlersForRootLogger();
         SLF4JBridgeHandler.install();
         int code = run(args, System.getenv(), System.out, System.err);
-        if (code != ServeCommand.KEEP_RUNNING) {
+        if (code != Subcommand.KEEP_RUNNING) {
             Shutdown.exit(code);
         }
         // serve runs on daemon threads; main waits here until SIGTERM/SIGINT runs the shutdown hook.
@@ -72,7 +90,7 @@ public final class VgpuDaemon {
     }
 
     /**
-     * Runs one command line; returns the exit code, or {@link ServeCommand#KEEP_RUNNING} when {@code serve} is
+     * Runs one command line; returns the exit code, or {@link Subcommand#KEEP_RUNNING} when {@code serve} is
      * running and the process must stay up.
      */
     static int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
@@ -98,7 +116,7 @@ public final class VgpuDaemon {
             return USAGE;
         } catch (UsageError e) {
             stderr.println(e.getMessage());
-            stderr.print(shortUsage(e.command() != null ? e.command() : chosen));
+            stderr.print(HelpText.shortUsage(e.command() != null ? e.command() : chosen, COMMANDS));
             return USAGE;
         } catch (Exception e) {
             e.printStackTrace(stderr);
@@ -115,34 +133,12 @@ public final class VgpuDaemon {
      * @throws UsageError for a value that does not convert (a number, a path)
      */
     static Callable<Integer> command(CliArgs args, Map<String, String> env, PrintWriter out, PrintWriter err) {
-        Map<String, String> environment = Map.copyOf(env);
-        CliCommand command = args.command();
-        if (command == DiscoverCommand.COMMAND) {
-            return new DiscoverCommand(args, environment, out, err);
+        for (Subcommand subcommand : SUBCOMMANDS) {
+            if (subcommand.table() == args.command()) {
+                return subcommand.prepare(args, new Subcommand.Console(env, out, err));
+            }
         }
-        if (command == DemoCommand.COMMAND) {
-            return new DemoCommand(args, out);
-        }
-        if (command == KubeletCommand.COMMAND) {
-            return new KubeletCommand(args, out);
-        }
-        if (command == ServeCommand.COMMAND) {
-            return new ServeCommand(args, environment);
-        }
-        throw new IllegalStateException("no command class for " + command.name());
-    }
-
-    /**
-     * What follows a usage error: the synopsis of the command (or the top level's, with the commands) and where the
-     * whole help is, instead of the whole help, so that the message stays the line one reads.
-     */
-    static String shortUsage(CliCommand command) {
-        String program = HelpText.PROGRAM + (command == null ? "" : " " + command.name());
-        return command == null
-                ? "Usage: " + program + " [-h|-V] [COMMAND]\nCommands: " + String.join(", ",
-                        COMMANDS.stream().map(CliCommand::name).toList()) + "\nRun '" + program
-                        + " --help' for more.\n"
-                : "Usage: " + program + " [-h|-V] [OPTION...]\nRun '" + program + " --help' for the options.\n";
+        throw new IllegalStateException("no subcommand for " + args.command().name());
     }
 
     /** The usage help of a command, or the top level's for null. */
@@ -152,18 +148,12 @@ public final class VgpuDaemon {
 
     /** {@code serve} is the default: arguments that start with an option (other than help/version) get it. */
     static String[] withDefaultSubcommand(String[] args) {
-        if (args.length == 0 || (args[0].startsWith("-") && !CliParser.isBuiltIn(args[0]))) {
+        if (args.length == 0 || (args[0].startsWith("-") && !CliCommand.isBuiltIn(args[0]))) {
             List<String> all = new ArrayList<>(List.of("serve"));
             all.addAll(Arrays.asList(args));
             return all.toArray(String[]::new);
         }
         return args;
-    }
-
-    /** The project version from the jar manifest, or "(development build)" when run from classes. */
-    static String version() {
-        String v = VgpuDaemon.class.getPackage().getImplementationVersion();
-        return v == null ? "(development build)" : v;
     }
 
     /**
@@ -172,7 +162,7 @@ public final class VgpuDaemon {
      */
     static List<String> versionLines() {
         return List.of(
-                "vgpu-daemon " + version(),
+                "vgpu-daemon " + DaemonVersion.current(),
                 "pci.ids: bundled NVIDIA section version " + PciIdsDatabase.bundledVersion()
                         + " (the upstream plugin's names, plus the ids only the newer database knows; used when"
                         + " --pci-ids is not given and no system pci.ids is found)",

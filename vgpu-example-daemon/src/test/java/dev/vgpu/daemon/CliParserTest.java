@@ -4,6 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.vgpu.daemon.CliTest.Result;
+import dev.vgpu.daemon.cli.CliArgs;
+import dev.vgpu.daemon.cli.CliCommand;
+import dev.vgpu.daemon.cli.CliOption;
+import dev.vgpu.daemon.cli.CliParser;
+import dev.vgpu.daemon.cli.HelpText;
+import dev.vgpu.daemon.cli.Refusal;
+import dev.vgpu.daemon.cli.UsageError;
+import dev.vgpu.daemon.discover.DiscoverCommand;
+import dev.vgpu.daemon.scan.ConfigOption;
+import dev.vgpu.daemon.scan.HostOptions;
+import dev.vgpu.daemon.scan.ScanOptions;
+import dev.vgpu.daemon.serve.ServeOptions;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -54,9 +66,9 @@ class CliParserTest {
 
     @Test
     void aValueMayStartWithADashUnlessItIsAnOptionOfTheCommand() {
-        assertThat(parse("serve", "--rescan-interval", "-5s").args().text(ServeCommand.RESCAN_INTERVAL))
+        assertThat(parse("serve", "--rescan-interval", "-5s").args().text(ServeOptions.RESCAN_INTERVAL))
                 .isEqualTo("-5s");
-        assertThat(parse("serve", "--metrics-address", "").args().text(ServeCommand.METRICS_ADDRESS)).isEmpty();
+        assertThat(parse("serve", "--metrics-address", "").args().text(ServeOptions.METRICS_ADDRESS)).isEmpty();
         assertThat(refused("discover", "--format", "--no-nvml").getMessage())
                 .isEqualTo("Missing value for option '--format' (FORMAT)");
         assertThat(refused("discover", "--format", "--help").getMessage())
@@ -67,7 +79,7 @@ class CliParserTest {
     void aMissingValueAtTheEndNamesTheOptionAndItsLabel() {
         UsageError e = refused("discover", "--host-root");
         assertThat(e.getMessage()).isEqualTo("Missing value for option '--host-root' (DIR)");
-        assertThat(e.command()).isSameAs(DiscoverCommand.COMMAND);
+        assertThat(e.command()).isSameAs(DiscoverCommand.TABLE);
     }
 
     @ParameterizedTest
@@ -130,7 +142,7 @@ class CliParserTest {
     @Test
     void aFlagIsOffUnlessGiven() {
         assertThat(parse("discover").args().flag(HostOptions.NO_NVML)).isFalse();
-        assertThat(new HostOptions(parse("demo", "--no-nvml").args()).noNvml).isTrue();
+        assertThat(HostOptions.of(parse("demo", "--no-nvml").args()).noNvml()).isTrue();
     }
 
     @ParameterizedTest

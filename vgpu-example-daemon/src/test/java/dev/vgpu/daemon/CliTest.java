@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.vgpu.daemon.cli.HelpText;
+import dev.vgpu.daemon.scan.PciIdsDatabase;
 import dev.vgpu.testing.SysfsTree;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;

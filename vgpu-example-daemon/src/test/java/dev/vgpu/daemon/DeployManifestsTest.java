@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.vgpu.daemon.cli.CliParser;
+import dev.vgpu.daemon.serve.ServeOptions;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -33,7 +35,7 @@ class DeployManifestsTest {
     private static final String DEFAULT = "vgpu-device-plugin";
     private static final String NVML = "vgpu-device-plugin-nvml";
     private static final String METRICS_PORT =
-            ServeCommand.DEFAULT_METRICS_ADDRESS.substring(ServeCommand.DEFAULT_METRICS_ADDRESS.lastIndexOf(':') + 1);
+            ServeOptions.DEFAULT_METRICS_ADDRESS.substring(ServeOptions.DEFAULT_METRICS_ADDRESS.lastIndexOf(':') + 1);
 
     /** The overlays that render a DaemonSet; {@code nvml-runtimeclass} replaces {@code nvml}, never beside it. */
     static final List<String> DAEMONSETS = List.of("default", "nvml", "nvml-runtimeclass");
@@ -225,7 +227,7 @@ class DeployManifestsTest {
         List<String> args = strings(c.path("args"));
         assertThat(args.get(0)).isEqualTo("serve");
         assertThat(args).contains("--host-root=/host", "--device-plugin-dir=/var/lib/kubelet/device-plugins",
-                "--metrics-address=" + ServeCommand.DEFAULT_METRICS_ADDRESS);
+                "--metrics-address=" + ServeOptions.DEFAULT_METRICS_ADDRESS);
         // The unprivileged default cannot open the NVIDIA device nodes: NVML is off there, on in the NVML variant.
         assertThat(args.contains("--no-nvml")).as(overlay + " args " + args).isEqualTo(overlay.equals("default"));
 

@@ -6,10 +6,10 @@ import dev.vgpu.daemon.CliTest.Result;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * {@code serve --mode}'s refusals: each is exit code 2 with one message naming the flag or variable, before anything
@@ -107,10 +107,6 @@ class DraCliTest {
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).contains("KUBECONFIG lists several files (" + list + "): the daemon reads one kubeconfig")
                 .doesNotContain("does not exist");
-        // Empty entries are dropped, as kubectl drops them: one file with a separator around it is that file.
-        assertThat(DraOptions.oneFile(one + ":")).isEqualTo(one.toString());
-        assertThat(DraOptions.oneFile(":" + one)).isEqualTo(one.toString());
-        assertThat(DraOptions.oneFile(one.toString())).isEqualTo(one.toString());
     }
 
     /**

@@ -3,8 +3,8 @@ package dev.vgpu.daemon;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vgpu.dra.CdiRuntime;
-import dev.vgpu.dra.KubeVirtMetadataReader;
 import dev.vgpu.dra.KubeVirtMetadataReader.VmiClaim;
+import dev.vgpu.dra.KubeVirtMetadataReader;
 import dev.vgpu.dra.TestKubelet;
 import dev.vgpu.dra.grpc.health.v1.DeviceHealth;
 import dev.vgpu.dra.grpc.health.v1.HealthStatus;

@@ -12,6 +12,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.vgpu.core.Snapshot;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Host;
+import dev.vgpu.daemon.serve.ServeCommand;
+import dev.vgpu.daemon.serve.ServeOptions;
 import dev.vgpu.dra.DeviceAttribute;
 import dev.vgpu.dra.DriverName;
 import dev.vgpu.dra.ResourceSlices;
@@ -159,7 +161,7 @@ class DraManifestsTest {
         assertThat(flag(c, "--cdi-dir")).isEqualTo("/var/run/cdi");
         assertThat(flag(c, "--state-dir")).isEqualTo("/var/lib/vgpu");
         assertThat(flag(c, "--host-root")).isEqualTo("/host");
-        assertThat(flag(c, "--metrics-address")).isEqualTo(ServeCommand.DEFAULT_METRICS_ADDRESS);
+        assertThat(flag(c, "--metrics-address")).isEqualTo(ServeOptions.DEFAULT_METRICS_ADDRESS);
         assertThat(args).contains("--no-nvml").noneMatch(a -> a.startsWith("--device-plugin-dir"));
         // The default's environment (the JVM's flags and the rest), plus the node's name.
         java.util.Set<String> expected = new java.util.HashSet<>(env(plain).keySet());

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.marcnuri.helm.Helm;
 import com.marcnuri.helm.LintResult;
 import com.marcnuri.helm.TemplateCommand;
+import dev.vgpu.daemon.cli.CliParser;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -4,7 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.vgpu.core.DeviceRules;
 import dev.vgpu.core.Resource;
+import dev.vgpu.core.Snapshot;
+import dev.vgpu.core.spi.DeviceSources;
+import dev.vgpu.core.spi.Host;
+import dev.vgpu.core.spi.Scanner;
+import dev.vgpu.daemon.scan.HostOptions;
+import dev.vgpu.daemon.scan.Samples;
 import dev.vgpu.kubelet.standin.StandInKubelet;
 import java.io.IOException;
 import java.net.URI;
@@ -67,11 +74,11 @@ class ImageIT {
         Result exists = podman(30, "image", "exists", IMAGE);
         assertThat(exists.code()).as("the image %s is missing: build it with scripts/build-image.sh", IMAGE).isZero();
         host = Samples.materialize(Samples.H200_SRIOV);
-        HostOptions options = new HostOptions();
-        options.noNvml = true;
+        HostOptions options = new HostOptions(null, null, true);
+        Host sample = Host.of(host.root()).withPciIds(Samples.pciIdsFor(options).names());
         expected = new TreeMap<>();
-        for (Resource resource : Wiring.scanOnce(options, host.root(), Samples.pciIdsFor(options)).snapshot()
-                .resources().values()) {
+        for (Resource resource : new Scanner(sample, DeviceSources.load(), DeviceRules::none).run(Snapshot.empty())
+                .snapshot().resources().values()) {
             expected.put(resource.name().fullName(), resource.devices().stream().map(d -> d.id()).sorted().toList());
         }
         assertThat(expected).as("the sample host's resources").hasSizeGreaterThanOrEqualTo(2);

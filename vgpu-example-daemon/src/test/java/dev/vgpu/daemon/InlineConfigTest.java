@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vgpu.daemon.CliTest.Result;
+import dev.vgpu.daemon.scan.ConfigOption;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

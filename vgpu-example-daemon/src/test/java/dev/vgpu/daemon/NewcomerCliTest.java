@@ -10,7 +10,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * What a newcomer hit (issue 31): a flag silently ignored, missing flags named one run at a time, an off-cluster DRA
- * daemon that would retry forever, a start line that contradicts itself, a SIGHUP line that does not say what changed.
+ * daemon that would retry forever (the start line that contradicted itself and the SIGHUP line that did not say what
+ * changed are in config/LiveConfigTest).
  */
 class NewcomerCliTest {
 
@@ -42,31 +43,5 @@ class NewcomerCliTest {
                 "--metrics-address", "");
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).contains("not in a cluster", "--kubeconfig or KUBECONFIG");
-    }
-
-    @Test
-    void withoutNvmlTheStartLineSaysXidHealthIsOffWhateverTheConfigurationAsks() {
-        LiveConfig inline = ConfigOption.inline("version: v1\n");
-        assertThat(inline.describe()).contains("XID health on");
-        assertThat(inline.describeWithoutNvml()).contains("XID health off").doesNotContain("XID health on");
-        assertThat(LiveConfig.none().describeWithoutNvml()).isEqualTo("none");
-    }
-
-    @Test
-    void aReloadSaysWhatChanged() throws Exception {
-        ConfigFile before = ConfigParser.parse("version: v1\n");
-        ConfigFile after = ConfigParser.parse("""
-                version: v1
-                exclude:
-                  - address: "0000:65:00.0"
-                health:
-                  xid:
-                    ignored: [13]
-                """);
-        String changes = LiveConfig.none().changes(before, after);
-        assertThat(changes).contains("exclusions changed, 0 -> 1", "health.xid: ").contains("ignoring XIDs [13]")
-                .doesNotContain("rename rules");
-        assertThat(LiveConfig.none().changes(before, before))
-                .isEqualTo("nothing that applies before the next start changed");
     }
 }

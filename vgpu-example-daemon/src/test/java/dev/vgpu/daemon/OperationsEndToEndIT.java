@@ -126,6 +126,8 @@ class OperationsEndToEndIT {
                 assertThat(buildInfo.keySet().iterator().next())
                         .containsEntry("version", System.getProperty("vgpu.version")).containsKey("pciids");
                 assertThat(daemon.output()).contains("vgpu daemon " + System.getProperty("vgpu.version") + " starting");
+                assertThat(daemon.output()).as("started without nohup, SIGHUP is handled").doesNotContain("SIGHUP is"
+                        + " ignored");
                 assertThat(m.get("vgpu_skipped_devices")).isNull();
 
                 // A scan held past its 1 s deadline fails liveness, and passes again once it finishes.

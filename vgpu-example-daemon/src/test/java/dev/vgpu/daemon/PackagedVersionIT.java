@@ -2,6 +2,7 @@ package dev.vgpu.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vgpu.daemon.scan.PciIdsDatabase;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -3,6 +3,7 @@ package dev.vgpu.daemon;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vgpu.daemon.fixture.HoldingSource;
+import dev.vgpu.daemon.serve.DirectoryLock;
 import dev.vgpu.kubelet.standin.StandInKubelet;
 import dev.vgpu.testing.SysfsTree;
 import java.io.File;

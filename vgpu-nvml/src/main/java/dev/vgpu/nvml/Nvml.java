@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One initialized NVML, or the reason there is none. Absent NVML is normal: {@link #open()} never throws
- * and never crashes the JVM; it logs one line and answers {@link #available()} {@code false}.
+ * and never crashes the JVM; it logs one line and answers {@link #available()} {@code false}. Not API: users hold a
+ * {@link RecoveringNvml}, which opens one of these, retries it while it is down and watches its XIDs.
  *
  * <pre>{@code
  * try (Nvml nvml = Nvml.open(Optional.empty())) {            // libnvidia-ml.so.1 via the dynamic linker
@@ -33,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * reference count: the owner holds one reference, every call and every running {@link XidWatcher} one
  * more). {@code close} stops this instance's watchers first. Thread-safe.
  */
-public final class Nvml implements AutoCloseable {
+final class Nvml implements AutoCloseable {
 
     /** The soname loaded through the dynamic linker's search (so {@code LD_LIBRARY_PATH} applies). */
     public static final String DEFAULT_LIBRARY = "libnvidia-ml.so.1";

@@ -8,7 +8,7 @@ package dev.vgpu.nvml;
  * <p>A library that could not be loaded reads as {@code NVML_ERROR_LIBRARY_NOT_FOUND}, an entry point the
  * loaded library lacks (an old driver) as {@code NVML_ERROR_FUNCTION_NOT_FOUND}, as go-nvml reports them.
  */
-public final class NvmlException extends Exception {
+final class NvmlException extends Exception {
 
     private final int returnCode;
     private final String function;

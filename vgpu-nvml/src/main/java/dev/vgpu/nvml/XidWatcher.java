@@ -134,7 +134,7 @@ public final class XidWatcher implements AutoCloseable {
      * @param listener told about critical XIDs, on the watcher's thread
      * @return the running watcher, or one that watches nothing
      */
-    public static XidWatcher start(Nvml nvml, XidListener listener) {
+    static XidWatcher start(Nvml nvml, XidListener listener) {
         return start(nvml, Options.defaults(), listener);
     }
 
@@ -147,7 +147,7 @@ public final class XidWatcher implements AutoCloseable {
      * @param listener told about critical XIDs and GPUs without XID events, on the watcher's thread
      * @return the running watcher, or one that watches nothing
      */
-    public static XidWatcher start(Nvml nvml, Options options, XidListener listener) {
+    static XidWatcher start(Nvml nvml, Options options, XidListener listener) {
         Objects.requireNonNull(nvml, "nvml");
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(listener, "listener");

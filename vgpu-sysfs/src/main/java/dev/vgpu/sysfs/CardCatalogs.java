@@ -4,6 +4,7 @@ import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.VgpuTypeNames;
 import dev.vgpu.core.spi.VgpuTypeResolver;
+import dev.vgpu.sysfs.internal.CreatableTypesCatalog;
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -134,8 +135,8 @@ final class CardCatalogs {
             identity = new Unidentified(driverProblem);
         } else {
             try {
-                String device = SysfsFiles.hexId(host.path(PciBus.PCI_DEVICES).resolve(pf.toString()), "device",
-                        host.scanScope());
+                String device = SysfsFiles.hexId(host, host.path(PciBus.PCI_DEVICES).resolve(pf.toString()),
+                        "device");
                 identity = new Identified(new TypeNameMemory.Card(pf, device, driverVersion));
             } catch (IOException e) {
                 identity = new Unidentified("the device id of card " + pf + " cannot be read ("
@@ -154,7 +155,7 @@ final class CardCatalogs {
         String problem = null;
         String version;
         try {
-            version = SysfsFiles.readStripped(host.path(DRIVER_MODULE), "version", host.scanScope());
+            version = SysfsFiles.readStripped(host, host.path(DRIVER_MODULE), "version");
             if (!TypeNameMemory.Card.isDriverVersion(version)) {
                 problem = "the driver version (" + DRIVER_MODULE + "/version) is not a version: \""
                         + SysfsFiles.printable(version) + "\"";

@@ -2,7 +2,6 @@ package dev.vgpu.sysfs;
 
 import dev.vgpu.attach.internal.HostVfio;
 import dev.vgpu.core.PciAddress;
-import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.Host;
 import java.io.IOException;
 import java.nio.file.LinkOption;
@@ -146,9 +145,9 @@ final class IommuGroups {
      */
     private String judgeMember(String member, Path dir, List<Path> candidates) throws IOException {
         String driver = PciBus.driver(host, dir);
-        boolean bound = driver != null && PciBus.driverPresent(dir);
+        boolean bound = driver != null && PciBus.driverPresent(host, dir);
         if (bound && PassthroughSource.VFIO_DRIVERS.contains(driver)) {
-            if (isNvidia(dir) && !AttributeFiles.exists(dir, "physfn", LinkOption.NOFOLLOW_LINKS)) {
+            if (isNvidia(dir) && !host.files().exists(dir, "physfn", host.scanScope(), LinkOption.NOFOLLOW_LINKS)) {
                 candidates.add(dir);
             }
             return null;
@@ -203,7 +202,7 @@ final class IommuGroups {
 
     /** A function's 24-bit class code from {@code class}: {@code 0x} and six hex digits ({@code 0x030200}). */
     private int pciClass(Path dir) throws IOException {
-        String text = SysfsFiles.readStripped(dir, "class", host.scanScope());
+        String text = SysfsFiles.readStripped(host, dir, "class");
         if (text.length() != 8 || text.charAt(0) != '0' || (text.charAt(1) != 'x' && text.charAt(1) != 'X')
                 || !SysfsFiles.isHex(text, 2)) {
             throw new IOException("class is not 0x and six hex digits: \"" + SysfsFiles.printable(text) + "\"");

@@ -72,7 +72,7 @@ public final class MdevSource implements DeviceSource {
      */
     @Override
     public Discovery discover(Host host) throws IOException {
-        Scan scan = new Scan(NAME, LOG, skipLog, host.root());
+        Scan scan = new Scan(NAME, LOG, skipLog, host);
         Map<String, ParentFacts> parents = new HashMap<>();
         for (PciBus.Entry mdev : PciBus.listMdev(host)) {
             inspect(host, mdev.name(), mdev.dir(), scan, parents);
@@ -120,11 +120,11 @@ public final class MdevSource implements DeviceSource {
             }
             typeId = SysfsFiles.linkName(mdev.resolve("mdev_type"));
             what += " of type " + typeId;
-            typeName = SysfsFiles.readStripped(mdev, "mdev_type/name", host.scanScope());
-            group = SysfsFiles.iommuGroup(mdev);
+            typeName = SysfsFiles.readStripped(host, mdev, "mdev_type/name");
+            group = SysfsFiles.iommuGroup(host, mdev);
             facts = parents.get(parent);
             if (facts == null) {
-                facts = new ParentFacts(SysfsFiles.numaNode(parentDir, host.scanScope()),
+                facts = new ParentFacts(SysfsFiles.numaNode(host, parentDir),
                         deviceIdOrNull(parentDir, host));
                 parents.put(parent, facts);
             }
@@ -157,7 +157,7 @@ public final class MdevSource implements DeviceSource {
     /** The parent's PCI device id for the facts; null when unreadable (the mdev is still advertised without it). */
     private static String deviceIdOrNull(Path parentDir, Host host) {
         try {
-            return SysfsFiles.hexId(parentDir, "device", host.scanScope());
+            return SysfsFiles.hexId(host, parentDir, "device");
         } catch (IOException e) {
             return null;
         }

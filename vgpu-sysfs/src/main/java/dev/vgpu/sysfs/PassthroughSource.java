@@ -10,7 +10,7 @@ import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
-import dev.vgpu.core.spi.ScanScope;
+import dev.vgpu.hostfiles.ScanScope;
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -85,7 +85,7 @@ public final class PassthroughSource implements DeviceSource {
      */
     @Override
     public Discovery discover(Host host) throws IOException {
-        Scan scan = new Scan(NAME, LOG, skipLog, host.root());
+        Scan scan = new Scan(NAME, LOG, skipLog, host);
         IommuGroups groups = null;
         for (PciBus.Entry entry : PciBus.listPci(host)) {
             groups = inspect(host, entry, scan, groups);
@@ -110,7 +110,7 @@ public final class PassthroughSource implements DeviceSource {
         Host checking = host.scanScope() == ScanScope.none() ? host.forScan() : host;
         Path dir = checking.path(PciBus.PCI_DEVICES).resolve(device.id());
         DeviceCheck identity = IDENTITY.check(device, dir, () -> PciBus.vendor(checking, dir)
-                + ":" + SysfsFiles.hexId(dir, "device", checking.scanScope()), null, null);
+                + ":" + SysfsFiles.hexId(checking, dir, "device"), null, null);
         if (!identity.unchanged() || device.iommuGroup().isEmpty() || device.identity().isEmpty()) {
             return identity; // a device without a recorded identity was not found by this source: nothing to judge
         }
@@ -165,19 +165,19 @@ public final class PassthroughSource implements DeviceSource {
                 scan.ignore(bdf, "vendor " + vendor + " is not NVIDIA");
                 return groups;
             }
-            if (!PciBus.driverPresent(dir)) {
+            if (!PciBus.driverPresent(host, dir)) {
                 scan.ignore(bdf, "its driver link dangles, so it is not bound");
                 return groups;
             }
-            physfn = physfn(dir);
+            physfn = physfn(host, dir);
             if (physfn != null) {
                 scan.skip(bdf, what + ": an SR-IOV virtual function (physfn → " + physfn + ") bound to " + driver
                         + " is not a whole GPU; vGPUs on VFs are advertised with the VF left on the nvidia driver");
                 return groups;
             }
-            device = SysfsFiles.hexId(dir, "device", host.scanScope());
-            group = SysfsFiles.iommuGroup(dir);
-            numa = SysfsFiles.numaNode(dir, host.scanScope());
+            device = SysfsFiles.hexId(host, dir, "device");
+            group = SysfsFiles.iommuGroup(host, dir);
+            numa = SysfsFiles.numaNode(host, dir);
         } catch (IOException e) {
             scan.failed(bdf, what, dir, e);
             return groups;
@@ -202,7 +202,7 @@ public final class PassthroughSource implements DeviceSource {
                     + " (one device per group; the VM that gets it gets the whole group)");
             return groups;
         }
-        Optional<String> cdev = HostVfio.vfioCdev(dir);
+        Optional<String> cdev = HostVfio.vfioCdev(host, dir);
         Optional<String> pciName = host.pciIds().deviceName(PciBus.NVIDIA_VENDOR, device);
         Optional<ResourceName> name = ResourceName.forPciDeviceName(pciName.orElse(null), device);
         if (name.isEmpty()) {
@@ -220,9 +220,9 @@ public final class PassthroughSource implements DeviceSource {
     }
 
     /** The last component of the {@code physfn} link, which only an SR-IOV virtual function has; null without one. */
-    private static String physfn(Path dir) throws IOException {
+    private static String physfn(Host host, Path dir) throws IOException {
         try {
-            return SysfsFiles.printable(SysfsFiles.PHYSFN.linkName(dir));
+            return SysfsFiles.printable(SysfsFiles.PHYSFN.linkName(host, dir));
         } catch (NoSuchFileException e) {
             return null;
         }

@@ -1,8 +1,8 @@
 package dev.vgpu.sysfs;
 
-import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.Host;
-import dev.vgpu.core.spi.ScanScope;
+import dev.vgpu.hostfiles.HostFiles;
+import dev.vgpu.hostfiles.ScanScope;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -62,26 +62,29 @@ final class PciBus {
         Path directory = host.path(busDirectory);
         ScanScope scope = host.scanScope();
         // Under ScanScope.none() the entries keep nothing either: each ask of a driver or vendor reads.
-        BusMemo memo = scope == ScanScope.none() ? null : BusMemo.of(scope);
+        BusMemo memo = scope == ScanScope.none() ? new BusMemo(host, false) : BusMemo.of(host);
         boolean index = busDirectory.equals(PCI_DEVICES);
         return SharedRead.once(host, new BusListing(directory),
-                () -> listNow(host.root(), directory, busMayBeAbsent, memo, index));
+                () -> listNow(host, directory, busMayBeAbsent, memo, index));
     }
 
     /**
-     * Lists a bus directory into entries that keep their reads in {@code memo} (null: keep nothing); with
+     * Lists a bus directory into entries that keep their reads in {@code memo} (unless it keeps nothing); with
      * {@code index} (the PCI bus) the scan's path asks find them too ({@link BusMemo#entry}).
      */
-    private static List<Entry> listNow(Path root, Path directory, boolean busMayBeAbsent, BusMemo memo,
+    private static List<Entry> listNow(Host host, Path directory, boolean busMayBeAbsent, BusMemo memo,
                                        boolean index) throws IOException {
+        Path root = host.root();
+        HostFiles files = host.files();
         if (!Files.isDirectory(root)) {
             throw new NoSuchFileException(root.toString(), null, "the host root is not a readable directory");
         }
         List<Entry> found;
         try {
-            if (AttributeFiles.readsNatively(directory)) {
-                // Names without a Path each (core's native listing); an entry's path is made when a source asks.
-                List<String> names = AttributeFiles.list(directory);
+            if (files.readsNatively(directory)) {
+                // Names without a Path each (the native listing, which a scan round keeps open for the reads below
+                // it); an entry's path is made when a source asks.
+                List<String> names = files.list(directory, host.scanScope());
                 found = new ArrayList<>(names.size());
                 for (String name : names) {
                     found.add(new Entry(directory, name, null, memo));
@@ -100,7 +103,7 @@ final class PciBus {
                     + " is missing under the host root " + root + " (is the host's /sys mounted there?)");
         }
         List<Entry> listed = Collections.unmodifiableList(found);
-        if (memo != null && index) {
+        if (memo.keeps() && index) {
             memo.listed(directory, listed);
         }
         return listed;
@@ -144,7 +147,10 @@ final class PciBus {
 
         private final Path bus;
         private final String name;
-        /** The scan's bus memo; null when the listing was made under {@link ScanScope#none()}: nothing is kept. */
+        /**
+         * The scan's bus memo, which knows the scan's host; one that keeps nothing when the listing was made under
+         * {@link ScanScope#none()}.
+         */
         private final BusMemo memo;
         private volatile Path dir;
         /** The driver read's outcome ({@link SharedRead.Outcome}); null before the first read. */
@@ -177,28 +183,28 @@ final class PciBus {
         }
 
         private String driver() throws IOException {
-            return memo == null ? driverNow(bus, name, dir, new BusMemo())
-                    : SharedRead.Outcome.answer(kept(true, null));
+            return !memo.keeps() ? driverNow(memo.host(), bus, name, dir, new BusMemo(memo.host(), false))
+                    : SharedRead.Outcome.answer(kept(true));
         }
 
-        private String vendor(ScanScope scope) throws IOException {
-            return memo == null ? SysfsFiles.hexId(dir(), "vendor", scope)
-                    : SharedRead.Outcome.answer(kept(false, scope));
+        private String vendor() throws IOException {
+            return !memo.keeps() ? SysfsFiles.hexId(memo.host(), dir(), "vendor")
+                    : SharedRead.Outcome.answer(kept(false));
         }
 
         /**
          * The outcome of the driver read ({@code driver}) or the vendor read kept in this entry, read and kept now if
          * none is (the constant handles in each branch, and no lambda: a scan asks this for every function).
          */
-        private Object kept(boolean driver, ScanScope scope) {
+        private Object kept(boolean driver) {
             Object known = driver ? DRIVER.getAcquire(this) : VENDOR.getAcquire(this);
             if (known != null) {
                 return known;
             }
             Object read;
             try {
-                read = SharedRead.Outcome.of(driver ? driverNow(bus, name, dir, memo)
-                        : SysfsFiles.hexId(dir(), "vendor", scope));
+                read = SharedRead.Outcome.of(driver ? driverNow(memo.host(), bus, name, dir, memo)
+                        : SysfsFiles.hexId(memo.host(), dir(), "vendor"));
             } catch (IOException e) {
                 read = SharedRead.Outcome.failed(e);
             }
@@ -217,12 +223,12 @@ final class PciBus {
      */
     static String driver(Host host, Path deviceDir) throws IOException {
         ScanScope scope = host.scanScope();
-        Entry listed = scope == ScanScope.none() ? null : BusMemo.of(scope).entry(deviceDir);
+        Entry listed = scope == ScanScope.none() ? null : BusMemo.of(host).entry(deviceDir);
         if (listed != null) {
             return listed.driver();
         }
         return SharedRead.once(host, new DriverLink(deviceDir.getParent(), deviceDir.getFileName().toString(),
-                scope, deviceDir));
+                host, deviceDir));
     }
 
     /**
@@ -234,12 +240,15 @@ final class PciBus {
     }
 
     /** Reads by the entry's path where the asker has one (NIO listings, path asks), else by bus and name. */
-    private static String driverNow(Path bus, String function, Path dir, BusMemo memo) throws IOException {
+    private static String driverNow(Host host, Path bus, String function, Path dir, BusMemo memo)
+            throws IOException {
         try {
-            return dir != null ? SysfsFiles.DRIVER.linkName(dir, memo.driverNames())
-                    : SysfsFiles.DRIVER.linkName(bus, function, memo.driverNames());
+            return dir != null ? SysfsFiles.DRIVER.linkName(host, dir, memo.driverNames())
+                    : SysfsFiles.DRIVER.linkName(host, bus, function, memo.driverNames());
         } catch (NoSuchFileException e) {
-            if (dir != null ? AttributeFiles.isDirectory(dir) : AttributeFiles.isDirectory(bus, function)) {
+            HostFiles files = host.files();
+            if (dir != null ? files.isDirectory(dir, host.scanScope())
+                    : files.isDirectory(bus, function, host.scanScope())) {
                 return null;
             }
             throw memo.vanished();
@@ -272,11 +281,29 @@ final class PciBus {
         /** The most entries a listing is indexed by name for path asks. */
         static final int INDEX_LIMIT = 16_384;
 
+        private final Host host;
+        private final boolean keeps;
         private volatile Listed pci;
+
+        BusMemo(Host host, boolean keeps) {
+            this.host = host;
+            this.keeps = keeps;
+        }
         private volatile Map<String, Entry> index;
 
-        static BusMemo of(ScanScope scope) {
-            return scope.computeIfAbsent(KEY, key -> new BusMemo());
+        /** The memo of the scan {@code host} is tied to. */
+        static BusMemo of(Host host) {
+            return host.scanScope().computeIfAbsent(KEY, key -> new BusMemo(host, true));
+        }
+
+        /** The host of the scan: its reader and scope, for the reads of every entry of its listings. */
+        Host host() {
+            return host;
+        }
+
+        /** Whether reads are kept; false for a listing made under {@link ScanScope#none()}. */
+        boolean keeps() {
+            return keeps;
         }
 
         SysfsFiles.Names driverNames() {
@@ -328,16 +355,16 @@ final class PciBus {
      */
     static String vendor(Host host, Path deviceDir) throws IOException {
         ScanScope scope = host.scanScope();
-        Entry listed = scope == ScanScope.none() ? null : BusMemo.of(scope).entry(deviceDir);
+        Entry listed = scope == ScanScope.none() ? null : BusMemo.of(host).entry(deviceDir);
         if (listed != null) {
-            return listed.vendor(scope);
+            return listed.vendor();
         }
-        return SharedRead.once(host, new VendorId(deviceDir, scope));
+        return SharedRead.once(host, new VendorId(deviceDir, host));
     }
 
     /** {@link #vendor(Host, Path)} of a bus entry: kept in the entry, which path asks in the same scan share. */
     static String vendor(Host host, Entry entry) throws IOException {
-        return entry.vendor(host.scanScope());
+        return entry.vendor();
     }
 
     /**
@@ -367,11 +394,12 @@ final class PciBus {
 
     /**
      * True when the {@code driver} link leads to a directory: a dangling link means the driver is gone. Natively one
-     * {@code fstatat} by name; otherwise NIO with the function's cached child path ({@code AttributeFiles}' own NIO
-     * way would resolve a new one each time).
+     * {@code fstatat} by name; otherwise NIO with the function's cached child path ({@code HostFiles}' own NIO way
+     * would resolve a new one each time).
      */
-    static boolean driverPresent(Path deviceDir) {
-        return AttributeFiles.readsNatively(deviceDir) ? AttributeFiles.isDirectory(deviceDir, "driver")
+    static boolean driverPresent(Host host, Path deviceDir) {
+        HostFiles files = host.files();
+        return files.readsNatively(deviceDir) ? files.isDirectory(deviceDir, "driver", host.scanScope())
                 : Files.isDirectory(SysfsFiles.DRIVER.of(deviceDir));
     }
 
@@ -387,22 +415,23 @@ final class PciBus {
     static final class DriverLink extends SharedRead.Memo<String> {
         private final Path bus;
         private final String function;
-        private final ScanScope scope;
+        /** The scan's host: its reader reads, its scope (which holds the scan's {@link BusMemo}) is part of the key. */
+        private final Host host;
         private final Path dir;
 
         /**
          * @param bus      the bus directory the function is an entry of
          * @param function the entry's name
-         * @param scope    the scan's scope, which holds the scan's {@link BusMemo}
+         * @param host     the scan's host
          */
-        DriverLink(Path bus, String function, ScanScope scope) {
-            this(bus, function, scope, null);
+        DriverLink(Path bus, String function, Host host) {
+            this(bus, function, host, null);
         }
 
-        private DriverLink(Path bus, String function, ScanScope scope, Path dir) {
+        private DriverLink(Path bus, String function, Host host, Path dir) {
             this.bus = bus;
             this.function = function;
-            this.scope = scope;
+            this.host = host;
             this.dir = dir;
         }
 
@@ -412,18 +441,19 @@ final class PciBus {
 
         @Override
         String read() throws IOException {
-            return driverNow(bus, function, dir, scope == ScanScope.none() ? new BusMemo() : BusMemo.of(scope));
+            return driverNow(host, bus, function, dir, host.scanScope() == ScanScope.none() ? new BusMemo(host, false)
+                    : BusMemo.of(host));
         }
 
         @Override
         public boolean equals(Object other) {
             return other instanceof DriverLink link && function.equals(link.function) && bus.equals(link.bus)
-                    && scope.equals(link.scope);
+                    && host.scanScope().equals(link.host.scanScope());
         }
 
         @Override
         public int hashCode() {
-            return (bus.hashCode() * 31 + function.hashCode()) * 31 + scope.hashCode();
+            return (bus.hashCode() * 31 + function.hashCode()) * 31 + host.scanScope().hashCode();
         }
 
         @Override
@@ -435,27 +465,29 @@ final class PciBus {
     /** The scan-scope key of a function's {@code vendor} file, its read and its outcome. */
     static final class VendorId extends SharedRead.Memo<String> {
         private final Path function;
-        private final ScanScope scope;
+        /** The scan's host: its reader reads (with the scope's buffers), its scope is part of the key. */
+        private final Host host;
 
-        /** @param scope the scan's scope, whose read buffer the read uses */
-        VendorId(Path function, ScanScope scope) {
+        /** @param host the scan's host */
+        VendorId(Path function, Host host) {
             this.function = function;
-            this.scope = scope;
+            this.host = host;
         }
 
         @Override
         String read() throws IOException {
-            return SysfsFiles.hexId(function, "vendor", scope);
+            return SysfsFiles.hexId(host, function, "vendor");
         }
 
         @Override
         public boolean equals(Object other) {
-            return other instanceof VendorId id && function.equals(id.function) && scope.equals(id.scope);
+            return other instanceof VendorId id && function.equals(id.function)
+                    && host.scanScope().equals(id.host.scanScope());
         }
 
         @Override
         public int hashCode() {
-            return function.hashCode() * 31 + scope.hashCode();
+            return function.hashCode() * 31 + host.scanScope().hashCode();
         }
 
         @Override

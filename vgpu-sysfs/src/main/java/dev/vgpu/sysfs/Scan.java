@@ -2,8 +2,8 @@ package dev.vgpu.sysfs;
 
 import dev.vgpu.core.Device;
 import dev.vgpu.core.Skipped;
-import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.Discovery;
+import dev.vgpu.core.spi.Host;
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -60,6 +60,8 @@ final class Scan {
     private final SkipLog.Last previous;
     private final SkipLog skipLog;
     private final Path root;
+    /** The scan's host: asked whether a device directory is still there when a read of it failed. */
+    private final Host host;
     /** This scan's WARN-eligible skips, published by {@link #done()}; at most {@value Discovery#LISTED_SKIPS}. */
     private final Set<SkipLog.Key> eligible = new HashSet<>();
     /** Resource name → the full names its devices were grouped by. */
@@ -69,13 +71,14 @@ final class Scan {
      * Starts a scan.
      *
      * @param skipLog the source instance's memory of its last completed scan, read now and replaced by {@link #done()}
-     * @param root    the host root scanned: what the last scan logged counts only for the same root
+     * @param host    the host scanned: what the last scan logged counts only for the same root
      */
-    Scan(String source, Logger log, SkipLog skipLog, Path root) {
+    Scan(String source, Logger log, SkipLog skipLog, Host host) {
         this.source = source;
         this.log = log;
         this.skipLog = skipLog;
-        this.root = root;
+        this.host = host;
+        this.root = host.root();
         this.previous = skipLog.last(root);
     }
 
@@ -122,7 +125,7 @@ final class Scan {
      * WARN with what failed.
      */
     void failed(String id, String what, Path deviceDir, IOException e) {
-        if (e instanceof NoSuchFileException && !AttributeFiles.isDirectory(deviceDir)) {
+        if (e instanceof NoSuchFileException && !host.files().isDirectory(deviceDir, host.scanScope())) {
             skipQuietly(id, what + ": vanished during the scan");
         } else {
             skip(id, what + ": " + SysfsFiles.describe(e));

@@ -1,8 +1,8 @@
 package dev.vgpu.sysfs;
 
-import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.Host;
-import dev.vgpu.core.spi.ScanScope;
+import dev.vgpu.hostfiles.NotRegularFileException;
+import dev.vgpu.hostfiles.ScanScope;
 import java.io.IOException;
 
 /**
@@ -132,11 +132,11 @@ record SharedRead<T>(T value, IOException failure) {
 
         /**
          * A copy of {@code e} of the same kind, or a plain {@link IOException} with its message; {@code e} itself
-         * when it has no stack trace to drop (ours, and {@link AttributeFiles.NotRegularFileException}, whose
+         * when it has no stack trace to drop (ours, and {@link NotRegularFileException}, whose
          * callers catch it by its type).
          */
         static IOException copy(IOException e) {
-            if (e instanceof Quiet || e instanceof AttributeFiles.NotRegularFileException) {
+            if (e instanceof Quiet || e instanceof NotRegularFileException) {
                 return e;
             }
             if (e instanceof java.nio.file.FileSystemException f) {

@@ -1,8 +1,9 @@
 package dev.vgpu.sysfs;
 
 import dev.vgpu.core.internal.Printable;
-import dev.vgpu.core.spi.AttributeFiles;
-import dev.vgpu.core.spi.ScanScope;
+import dev.vgpu.core.spi.Host;
+import dev.vgpu.hostfiles.HostFiles;
+import dev.vgpu.hostfiles.NotRegularFileException;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
@@ -21,7 +22,7 @@ import java.util.OptionalInt;
 final class SysfsFiles {
 
     /** Sysfs attributes are at most a page; a larger file is garbage, not something to load. */
-    static final int MAX_ATTRIBUTE_BYTES = AttributeFiles.MAX_BYTES;
+    static final int MAX_ATTRIBUTE_BYTES = HostFiles.MAX_BYTES;
 
     static final Child DRIVER = new Child("driver");
     static final Child IOMMU_GROUP = new Child("iommu_group");
@@ -49,27 +50,32 @@ final class SysfsFiles {
         }
 
         /**
-         * {@link SysfsFiles#linkName(Path)} of this child of {@code dir}, through the project's one reader of links
-         * ({@link AttributeFiles#linkName(Path, String)}: no {@code Path} made where it reads natively).
+         * {@link SysfsFiles#linkName(Path)} of this child of {@code dir}, through the host's reader of links
+         * ({@link HostFiles#linkName(Path, String, dev.vgpu.hostfiles.ScanScope)}: no {@code Path} made where it reads
+         * natively).
          */
-        String linkName(Path dir) throws IOException {
-            return AttributeFiles.readsNatively(dir) ? AttributeFiles.linkName(dir, name) : SysfsFiles.linkName(of(dir));
+        String linkName(Host host, Path dir) throws IOException {
+            HostFiles files = host.files();
+            return files.readsNatively(dir) ? files.linkName(dir, name, host.scanScope())
+                    : SysfsFiles.linkName(of(dir));
         }
 
         /**
-         * {@link #linkName(Path, Names)} of this child of the entry {@code entry} of {@code bus}: where the native
+         * {@link #linkName(Host, Path, Names)} of this child of the entry {@code entry} of {@code bus}: where the native
          * reader runs, without a path for the entry.
          */
-        String linkName(Path bus, String entry, Names names) throws IOException {
-            return AttributeFiles.readsNatively(bus)
-                    ? names.lastComponent(AttributeFiles.linkName(bus, entry, name))
-                    : linkName(bus.resolve(entry), names);
+        String linkName(Host host, Path bus, String entry, Names names) throws IOException {
+            HostFiles files = host.files();
+            return files.readsNatively(bus)
+                    ? names.lastComponent(files.linkName(bus, entry, name, host.scanScope()))
+                    : linkName(host, bus.resolve(entry), names);
         }
 
-        /** {@link #linkName(Path)}, as the name {@code names} already holds when it is one of them. */
-        String linkName(Path dir, Names names) throws IOException {
-            if (AttributeFiles.readsNatively(dir)) {
-                return names.lastComponent(AttributeFiles.linkName(dir, name));
+        /** {@link #linkName(Host, Path)}, as the name {@code names} already holds when it is one of them. */
+        String linkName(Host host, Path dir, Names names) throws IOException {
+            HostFiles files = host.files();
+            if (files.readsNatively(dir)) {
+                return names.lastComponent(files.linkName(dir, name, host.scanScope()));
             }
             // java.io/NIO: the parsed child path and the text's last component without a copy when it is known
             Path link = of(dir);
@@ -84,16 +90,16 @@ final class SysfsFiles {
 
     /**
      * The whole content of {@code dir.resolve(name)}, a small regular file, as UTF-8, through the project's one
-     * bounded reader and the scan's read buffer ({@link AttributeFiles#read(Path, String, ScanScope)}, which makes
-     * no path on the default file system): a FIFO, socket or device node is refused without being opened.
+     * bounded reader and the scan's buffers ({@link HostFiles#read(Path, String, dev.vgpu.hostfiles.ScanScope)},
+     * which makes no path on the default file system): a FIFO, socket or device node is refused without being opened.
      */
-    static String read(Path dir, String name, ScanScope scope) throws IOException {
-        return AttributeFiles.read(dir, name, scope);
+    static String read(Host host, Path dir, String name) throws IOException {
+        return host.files().read(dir, name, host.scanScope());
     }
 
-    /** {@link #read} without surrounding whitespace ({@link AttributeFiles#readStripped(Path, String, ScanScope)}). */
-    static String readStripped(Path dir, String name, ScanScope scope) throws IOException {
-        return AttributeFiles.readStripped(dir, name, scope);
+    /** {@link #read} without surrounding whitespace ({@link HostFiles#readStripped(Path, String, dev.vgpu.hostfiles.ScanScope)}). */
+    static String readStripped(Host host, Path dir, String name) throws IOException {
+        return host.files().readStripped(dir, name, host.scanScope());
     }
 
     /** The last component of a symbolic link's text, without following it (the link may dangle). */
@@ -148,8 +154,8 @@ final class SysfsFiles {
      *
      * @return the four digits in lowercase, e.g. {@code 10de}
      */
-    static String hexId(Path dir, String name, ScanScope scope) throws IOException {
-        String text = readStripped(dir, name, scope);
+    static String hexId(Host host, Path dir, String name) throws IOException {
+        String text = readStripped(host, dir, name);
         if (text.length() != 6 || text.charAt(0) != '0' || (text.charAt(1) != 'x' && text.charAt(1) != 'X')
                 || !isHex(text, 2)) {
             throw new IOException(name + " is not 0x and four hex digits: \"" + printable(text) + "\"");
@@ -172,14 +178,14 @@ final class SysfsFiles {
     /**
      * A function's NUMA node; empty when the kernel says -1, or the file is missing, unreadable or garbage.
      *
-     * @throws AttributeFiles.NotRegularFileException when {@code numa_node} is a FIFO, socket or device node: not
-     *                                                a kernel's file, so the device is skipped rather than guessed
+     * @throws NotRegularFileException when {@code numa_node} is a FIFO, socket or device node: not a kernel's
+     *                                 file, so the device is skipped rather than guessed
      */
-    static OptionalInt numaNode(Path deviceDir, ScanScope scope) throws AttributeFiles.NotRegularFileException {
+    static OptionalInt numaNode(Host host, Path deviceDir) throws NotRegularFileException {
         try {
-            int node = Integer.parseInt(readStripped(deviceDir, "numa_node", scope));
+            int node = Integer.parseInt(readStripped(host, deviceDir, "numa_node"));
             return node < 0 ? OptionalInt.empty() : OptionalInt.of(node);
-        } catch (AttributeFiles.NotRegularFileException e) {
+        } catch (NotRegularFileException e) {
             throw e;
         } catch (IOException | NumberFormatException e) {
             return OptionalInt.empty();
@@ -187,10 +193,10 @@ final class SysfsFiles {
     }
 
     /** The IOMMU group number from the {@code iommu_group} link's last component. */
-    static String iommuGroup(Path deviceDir) throws IOException {
+    static String iommuGroup(Host host, Path deviceDir) throws IOException {
         String group;
         try {
-            group = IOMMU_GROUP.linkName(deviceDir);
+            group = IOMMU_GROUP.linkName(host, deviceDir);
         } catch (NoSuchFileException e) {
             throw new NoSuchFileException(e.getFile(), null, "no iommu_group link (is the IOMMU enabled?)");
         }
@@ -268,7 +274,7 @@ final class SysfsFiles {
         if (e instanceof NotLinkException) {
             return file + " is not a link";
         }
-        if (e instanceof AttributeFiles.NotRegularFileException) {
+        if (e instanceof NotRegularFileException) {
             return file + " " + reason;
         }
         if (e instanceof AccessDeniedException) {

@@ -6,11 +6,11 @@ import dev.vgpu.core.Device;
 import dev.vgpu.core.DeviceFacts;
 import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.ResourceName;
-import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.DeviceCheck;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
+import dev.vgpu.sysfs.internal.CreatableTypesCatalog;
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -104,7 +104,7 @@ public final class VendorVfioSource implements DeviceSource {
     @Override
     public Discovery discover(Host host) throws IOException {
         host.stateDirectory().ifPresent(directory -> memory.readState(host.root(), directory));
-        ScanState state = new ScanState(host, new Scan(NAME, LOG, skipLog, host.root()), new CardCatalogs(host, memory));
+        ScanState state = new ScanState(host, new Scan(NAME, LOG, skipLog, host), new CardCatalogs(host, memory));
         for (PciBus.Entry entry : PciBus.listPci(host)) {
             inspect(entry, state);
         }
@@ -204,9 +204,9 @@ public final class VendorVfioSource implements DeviceSource {
     private static PciAddress physicalFunction(String bdf, Path dir, ScanState state) throws IOException {
         String physfn;
         try {
-            physfn = SysfsFiles.PHYSFN.linkName(dir);
+            physfn = SysfsFiles.PHYSFN.linkName(state.host, dir);
         } catch (NoSuchFileException e) {
-            if (AttributeFiles.exists(dir, "sriov_totalvfs")) {
+            if (state.host.files().exists(dir, "sriov_totalvfs", state.host.scanScope())) {
                 state.cards.add(PciAddress.parse(bdf));
                 mergeCatalog(PciAddress.parse(bdf), bdf, dir, state);
                 if (vfsDisabled(dir, state)) {
@@ -216,12 +216,12 @@ public final class VendorVfioSource implements DeviceSource {
                 } else {
                     state.scan.ignore(bdf, "a physical function is never advertised");
                 }
-            } else if (AttributeFiles.exists(dir, CURRENT_TYPE)) {
+            } else if (state.host.files().exists(dir, CURRENT_TYPE, state.host.scanScope())) {
                 state.scan.skip(bdf, bdf + " (bound to nvidia) has " + CURRENT_TYPE
                         + " but neither a physfn link nor sriov_totalvfs, so its physical GPU is unknown");
-            } else if (!AttributeFiles.isDirectory(dir)) {
+            } else if (!state.host.files().isDirectory(dir, state.host.scanScope())) {
                 throw e;
-            } else if (AttributeFiles.isDirectory(dir, "mdev_supported_types")) {
+            } else if (state.host.files().isDirectory(dir, "mdev_supported_types", state.host.scanScope())) {
                 state.scan.ignore(bdf, "an mdev parent: the mdev source advertises its mdevs");
             } else {
                 // A whole GPU left on the nvidia driver: the usual reason a GPU is missing (README, "Troubleshooting").
@@ -247,7 +247,7 @@ public final class VendorVfioSource implements DeviceSource {
     /** True when the PF says it has no VFs enabled ({@code sriov_numvfs} is 0); unreadable counts as enabled. */
     private static boolean vfsDisabled(Path dir, ScanState state) {
         try {
-            return "0".equals(SysfsFiles.readStripped(dir, "sriov_numvfs", state.host.scanScope()));
+            return "0".equals(SysfsFiles.readStripped(state.host, dir, "sriov_numvfs"));
         } catch (IOException e) {
             return false;
         }
@@ -258,9 +258,9 @@ public final class VendorVfioSource implements DeviceSource {
         mergeCatalog(pf, bdf, dir, state);
         String current;
         try {
-            current = SysfsFiles.readStripped(dir, CURRENT_TYPE, state.host.scanScope());
+            current = SysfsFiles.readStripped(state.host, dir, CURRENT_TYPE);
         } catch (NoSuchFileException e) {
-            if (!AttributeFiles.isDirectory(dir)) {
+            if (!state.host.files().isDirectory(dir, state.host.scanScope())) {
                 throw e;
             }
             state.scan.ignore(bdf, "no " + CURRENT_TYPE + ", so not vGPU capable");
@@ -275,14 +275,14 @@ public final class VendorVfioSource implements DeviceSource {
                     + SysfsFiles.printable(current) + "\"");
             return;
         }
-        if (!PciBus.driverPresent(dir)) {
+        if (!PciBus.driverPresent(state.host, dir)) {
             state.scan.ignore(bdf, "its driver link dangles, so it is not bound");
             return;
         }
-        String device = SysfsFiles.hexId(dir, "device", state.host.scanScope());
-        String group = SysfsFiles.iommuGroup(dir);
+        String device = SysfsFiles.hexId(state.host, dir, "device");
+        String group = SysfsFiles.iommuGroup(state.host, dir);
         state.configured.add(new ConfiguredVf(bdf, pf, vendor, device, Long.parseLong(current), group,
-                SysfsFiles.numaNode(dir, state.host.scanScope()), HostVfio.vfioCdev(dir),
+                SysfsFiles.numaNode(state.host, dir), HostVfio.vfioCdev(state.host, dir),
                 gpuInstance(dir, state), state.pcieRoots.computeIfAbsent(pf,
                         card -> Optional.ofNullable(PciBus.pcieRoot(dir))).orElse(null)));
     }
@@ -294,7 +294,7 @@ public final class VendorVfioSource implements DeviceSource {
      */
     private static OptionalInt gpuInstance(Path dir, ScanState state) {
         try {
-            String text = SysfsFiles.readStripped(dir, GPU_INSTANCE, state.host.scanScope());
+            String text = SysfsFiles.readStripped(state.host, dir, GPU_INSTANCE);
             return !text.isEmpty() && text.length() <= 9 && SysfsFiles.isDigits(text) ? OptionalInt.of(Integer.parseInt(text))
                     : OptionalInt.empty();
         } catch (IOException | RuntimeException e) {
@@ -306,7 +306,7 @@ public final class VendorVfioSource implements DeviceSource {
     private static void mergeCatalog(PciAddress card, String bdf, Path dir, ScanState state) {
         String text;
         try {
-            text = SysfsFiles.read(dir, CATALOG, state.host.scanScope());
+            text = SysfsFiles.read(state.host, dir, CATALOG);
         } catch (NoSuchFileException e) {
             return;
         } catch (IOException e) {

@@ -34,7 +34,7 @@ final class VfIdentity {
 
     /** The vGPU type id in {@code nvidia/current_vgpu_type} now, as a decimal without leading zeros; "0" for none. */
     static String currentType(Path dir, Host host) throws IOException {
-        String text = SysfsFiles.readStripped(dir, CURRENT_TYPE, host.scanScope());
+        String text = SysfsFiles.readStripped(host, dir, CURRENT_TYPE);
         boolean number = !text.isEmpty() && text.length() <= 18 && SysfsFiles.isDigits(text);
         return text.isEmpty() ? "0" : number ? Long.toString(Long.parseLong(text)) : text;
     }
@@ -55,9 +55,9 @@ final class VfIdentity {
         try {
             if (withIds) {
                 reading = "vendor " + was[0];
-                now[0] = SysfsFiles.hexId(dir, "vendor", host.scanScope());
+                now[0] = SysfsFiles.hexId(host, dir, "vendor");
                 reading = "device " + was[1];
-                now[1] = SysfsFiles.hexId(dir, "device", host.scanScope());
+                now[1] = SysfsFiles.hexId(host, dir, "device");
                 reading = typeWas;
             }
             now[was.length - 1] = currentType(dir, host);

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
 import dev.vgpu.core.spi.Host;
-import dev.vgpu.core.spi.ScanScope;
+import dev.vgpu.hostfiles.ScanScope;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;

@@ -1,6 +1,7 @@
 package dev.vgpu.sysfs;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.DeviceSources;
@@ -9,6 +10,7 @@ import java.lang.module.ModuleFinder;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.ServiceLoader;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The sources load on the class path (META-INF/services) and are declared in module-info for the module path. */
@@ -39,7 +41,13 @@ class ServiceRegistrationTest {
             assertThat(p.providers()).containsExactly(PassthroughSource.class.getName(), MdevSource.class.getName(),
                     VendorVfioSource.class.getName());
         });
-        assertThat(descriptor.exports()).extracting(ModuleDescriptor.Exports::source).containsExactly("dev.vgpu.sysfs");
+        // API to everyone: the sources' package only; the table parser is shared with the configurator alone.
+        assertThat(descriptor.exports()).filteredOn(e -> !e.isQualified())
+                .extracting(ModuleDescriptor.Exports::source).containsExactly("dev.vgpu.sysfs");
+        assertThat(descriptor.exports()).filteredOn(ModuleDescriptor.Exports::isQualified)
+                .extracting(ModuleDescriptor.Exports::source, ModuleDescriptor.Exports::targets)
+                .containsExactly(tuple("dev.vgpu.sysfs.internal",
+                        Set.of("dev.vgpu.configurator")));
     }
 
     @Test

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vgpu.core.spi.DeviceSource;
 import dev.vgpu.core.spi.Discovery;
+import dev.vgpu.core.spi.Host;
+import dev.vgpu.hostfiles.HostFiles;
 import dev.vgpu.testing.SysfsTree;
 import dev.vgpu.testsupport.CapturedStderr;
 import java.nio.file.Path;
@@ -207,6 +209,11 @@ class SkipLogTest extends SourceTestBase {
     private static final Logger LOG = LoggerFactory.getLogger(SkipLogTest.class);
     private static final Path HOST = Path.of("/host");
 
+    /** A host at {@code root}: the skip log remembers scans by their root. */
+    private static Host hostAt(Path root) {
+        return Host.of(root, HostFiles.nio());
+    }
+
     static long warns(String log, String id) {
         return log.lines().filter(line -> line.contains(" WARN ") && line.contains("test: skipping " + id + ":"))
                 .count();
@@ -217,8 +224,8 @@ class SkipLogTest extends SourceTestBase {
         SkipLog skipLog = new SkipLog();
 
         String log = CapturedStderr.of(() -> {
-            Scan slow = new Scan("test", LOG, skipLog, HOST);
-            Scan fast = new Scan("test", LOG, skipLog, HOST);
+            Scan slow = new Scan("test", LOG, skipLog, hostAt(HOST));
+            Scan fast = new Scan("test", LOG, skipLog, hostAt(HOST));
             fast.skip("x", "reason x");
             fast.skip("y", "reason y");
             fast.done();
@@ -233,7 +240,7 @@ class SkipLogTest extends SourceTestBase {
 
         // The last scan to complete (slow: x, z) is what the next one compares with.
         String next = CapturedStderr.of(() -> {
-            Scan scan = new Scan("test", LOG, skipLog, HOST);
+            Scan scan = new Scan("test", LOG, skipLog, hostAt(HOST));
             scan.skip("x", "reason x");
             scan.skip("y", "reason y");
             scan.skip("z", "reason z");
@@ -251,7 +258,7 @@ class SkipLogTest extends SourceTestBase {
 
         String log = CapturedStderr.of(() -> {
             for (Path root : List.of(HOST, other, other, HOST)) {
-                Scan scan = new Scan("test", LOG, skipLog, root);
+                Scan scan = new Scan("test", LOG, skipLog, hostAt(root));
                 scan.skip("x", "reason x");
                 scan.done();
             }
@@ -268,9 +275,9 @@ class SkipLogTest extends SourceTestBase {
         SkipLog skipLog = new SkipLog();
 
         String log = CapturedStderr.of(() -> {
-            Scan failed = new Scan("test", LOG, skipLog, HOST);
+            Scan failed = new Scan("test", LOG, skipLog, hostAt(HOST));
             failed.skip("x", "reason x");
-            Scan next = new Scan("test", LOG, skipLog, HOST);
+            Scan next = new Scan("test", LOG, skipLog, hostAt(HOST));
             next.skip("x", "reason x");
             next.done();
         });
@@ -284,7 +291,7 @@ class SkipLogTest extends SourceTestBase {
         SkipLog skipLog = new SkipLog();
         String log = CapturedStderr.of(() -> {
             for (int round = 0; round < 2; round++) {
-                Scan scan = new Scan("test", LOG, skipLog, HOST);
+                Scan scan = new Scan("test", LOG, skipLog, hostAt(HOST));
                 for (int i = 0; i < Discovery.LISTED_SKIPS + 50; i++) {
                     scan.skip("d" + i, "reason");
                 }

@@ -1,6 +1,5 @@
 package dev.vgpu.attach.internal;
 
-import dev.vgpu.core.spi.AttributeFiles;
 import dev.vgpu.core.spi.Host;
 import java.io.File;
 import java.io.IOException;
@@ -17,12 +16,12 @@ import java.util.regex.Pattern;
 /**
  * The VFIO, IOMMU and EGM facts of a host that a handover reads, always under the host root (docs/HOST-FACTS.md
  * §1a, §3). Not API: exported only to the built-in sources, which record a function's VFIO cdev with
- * {@link #vfioCdev(Path)}, the one lookup a handover uses too.
+ * {@link #vfioCdev(Host, Path)}, the one lookup a handover uses too.
  *
  * <p>Stateless and thread-safe; every method reads the file system anew, but {@link #groupListing}, which reads once
  * per scope. Links are read with {@code readlink}
  * and only their last path component is used, as the kernel's relative links require. Files are read only through
- * {@link AttributeFiles} (regular files, at most 64 KiB), the same reader discovery uses.
+ * the host's {@link dev.vgpu.hostfiles.HostFiles} (regular files, at most 64 KiB), the same reader discovery uses.
  */
 public final class HostVfio {
 
@@ -32,11 +31,13 @@ public final class HostVfio {
     /** The kernel names a cdev {@code vfio%d}; ten digits hold every {@code int} it could print. */
     private static final int MAX_CDEV_DIGITS = 10;
 
+    private final Host host;
     private final Path root;
 
-    /** Reads under {@code root}, the directory that stands for the host's {@code /}. */
-    public HostVfio(Path root) {
-        this.root = root;
+    /** Reads under the host's root, the directory that stands for its {@code /}, with its reader. */
+    public HostVfio(Host host) {
+        this.host = host;
+        this.root = host.root();
     }
 
     /** True for an IOMMU group name the kernel could have made (decimal), so it is safe in a path. */
@@ -52,10 +53,10 @@ public final class HostVfio {
      * name with a space or a newline would be a device path nobody asked for), and the entry's type is not
      * checked: the kernel makes only directories there, and a stat per function would cost every scan.
      */
-    public static Optional<String> vfioCdev(Path functionDir) {
+    public static Optional<String> vfioCdev(Host host, Path functionDir) {
         String best = null;
         String parent = functionDir.toString();
-        if (!AttributeFiles.readsNatively(functionDir) && functionDir.getFileSystem() == FileSystems.getDefault()
+        if (!host.files().readsNatively(functionDir) && functionDir.getFileSystem() == FileSystems.getDefault()
                 && !parent.isEmpty()) {
             // java.io lists names without a Path, a stream and its lock per entry; it answers null on any failure,
             // as the listing below fails, and leaves out "." and "..", which the name rule refuses anyway.
@@ -68,10 +69,10 @@ public final class HostVfio {
             }
             return Optional.ofNullable(best);
         }
-        // Core's listing: native where it runs (no Path per entry, and no fstat of the open directory as opendir(3)
-        // makes), else NIO's (another file system, such as a test's jimfs).
+        // The host's listing: native where it runs (no Path per entry, and no fstat of the open directory as
+        // opendir(3) makes), else NIO's (another file system, such as a test's jimfs).
         try {
-            for (String name : AttributeFiles.list(functionDir, "vfio-dev")) {
+            for (String name : host.files().list(functionDir, "vfio-dev", host.scanScope())) {
                 best = lowerCdev(name, best);
             }
         } catch (IOException | RuntimeException e) {
@@ -193,9 +194,9 @@ public final class HostVfio {
         return new GroupListing.Listed(names);
     }
 
-    /** The VFIO device cdev of the function at {@code bdf} ({@link #vfioCdev(Path)}). */
+    /** The VFIO device cdev of the function at {@code bdf} ({@link #vfioCdev(Host, Path)}). */
     public Optional<String> vfioCdev(String bdf) {
-        return safe(bdf) ? vfioCdev(pciDevice(bdf)) : Optional.empty();
+        return safe(bdf) ? vfioCdev(host, pciDevice(bdf)) : Optional.empty();
     }
 
     /** EGM regions whose {@code /dev/egmN} node exists, sorted by name. */
@@ -210,7 +211,7 @@ public final class HostVfio {
                 continue;
             }
             try {
-                String text = AttributeFiles.read(regions.resolve(name).resolve("gpu_devices")).strip();
+                String text = host.files().read(regions.resolve(name).resolve("gpu_devices")).strip();
                 if (!text.isEmpty()) {
                     out.add(new EgmRegion(name, List.of(text.split("\\s+"))));
                 }

@@ -1,7 +1,7 @@
 package dev.vgpu.bench.sysfs;
 
-import dev.vgpu.core.spi.AttributeFiles;
-import dev.vgpu.core.spi.ScanScope;
+import dev.vgpu.hostfiles.HostFiles;
+import dev.vgpu.hostfiles.ScanScope;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -10,7 +10,7 @@ import java.util.List;
 
 /**
  * Reads attributes of every function of this machine's real {@code /sys/bus/pci/devices} through
- * {@link AttributeFiles} and compares each text with what NIO reads to the end: the check of the native reader's
+ * {@link HostFiles#load()} and compares each text with what NIO reads to the end: the check of the native reader's
  * stopping rule on kernfs, which no tmpfs test can make (BENCHMARKS.md, "Fewer system calls per rescan"). Run it
  * under {@code strace -f -e trace=openat,read,close} to count the reads per file. Prints one line:
  * {@code reader= functions= files= bytes= mismatches= failures=}; exit status 1 when any text differs. A third
@@ -41,15 +41,16 @@ public final class RealSysfsReads {
         long bytes = 0;
         int mismatches = 0;
         int failures = 0;
+        HostFiles reader = HostFiles.load();
         for (int round = 0; round < rounds; round++) {
             ScanScope scope = ScanScope.fresh();
-            for (String function : AttributeFiles.list(bus)) {
+            for (String function : reader.list(bus, scope)) {
                 functions++;
                 Path dir = bus.resolve(function);
                 for (String attribute : ATTRIBUTES) {
                     String text;
                     try {
-                        text = AttributeFiles.read(dir, attribute, scope);
+                        text = reader.read(dir, attribute, scope);
                     } catch (IOException e) {
                         failures++;
                         continue;
@@ -68,7 +69,7 @@ public final class RealSysfsReads {
                 }
             }
         }
-        System.out.println("reader=" + AttributeFiles.implementation().split(" ")[0] + " functions=" + functions
+        System.out.println("reader=" + reader.describe().split(" ")[0] + " functions=" + functions
                 + " files=" + files + " bytes=" + bytes + " mismatches=" + mismatches + " failures=" + failures);
         if (mismatches > 0) {
             System.exit(1);

@@ -7,7 +7,7 @@ import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.internal.Printable;
 import dev.vgpu.core.spi.VgpuTypeNames;
 import dev.vgpu.core.spi.VgpuTypeResolver;
-import dev.vgpu.sysfs.CreatableTypesCatalog;
+import dev.vgpu.sysfs.internal.CreatableTypesCatalog;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;

@@ -6,7 +6,7 @@ import java.util.Locale;
 /**
  * Go's {@code Duration.String}, for log lines and messages that echo durations in the syntax they are configured
  * in ({@code 1h0m0s}, {@code 1m30s}, {@code 1.5s}, {@code 1.1µs}, {@code 0s}). Durations beyond Go's range (int64
- * nanoseconds) are printed with the same rules. Not API: the parsing half is {@code dev.vgpu.core.Durations}.
+ * nanoseconds) are printed with the same rules. Not API: the parsing half is {@link Durations}.
  * Stateless.
  */
 public final class GoDurations {

@@ -1,6 +1,7 @@
 package dev.vgpu.core.spi;
 
 import dev.vgpu.core.Device;
+import dev.vgpu.hostfiles.ScanScope;
 import java.io.IOException;
 
 /**

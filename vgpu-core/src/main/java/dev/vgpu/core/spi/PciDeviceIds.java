@@ -36,7 +36,7 @@ final class PciDeviceIds {
 
     private static String read(Host host, PciAddress function) {
         try {
-            String text = AttributeFiles.readStripped(host.path("sys/bus/pci/devices").resolve(function.toString()),
+            String text = host.files().readStripped(host.path("sys/bus/pci/devices").resolve(function.toString()),
                     "device", host.scanScope()).toLowerCase(Locale.ROOT);
             String hex = text.startsWith("0x") ? text.substring(2) : text;
             return hex.matches("[0-9a-f]{4}") ? hex : null;

@@ -4,6 +4,8 @@ import dev.vgpu.core.Device;
 import dev.vgpu.core.DeviceRules;
 import dev.vgpu.core.PciIds;
 import dev.vgpu.core.Snapshot;
+import dev.vgpu.hostfiles.ScanRound;
+import dev.vgpu.hostfiles.ScanScope;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
@@ -28,8 +30,9 @@ import org.slf4j.LoggerFactory;
  * Snapshot first = scanner.scan(Snapshot.empty());
  * Snapshot next = scanner.scan(first);          // a failing source keeps its devices from first
  * }</pre>
- * Each scan gets a fresh {@link Host}: a new {@link ScanScope} shared by every source of that scan, and a
- * memoizing view of the vGPU type resolver, so each physical GPU is asked at most once per scan.
+ * Each scan gets a fresh {@link Host}: a new {@link ScanScope} shared by every source of that scan (a
+ * {@link ScanRound} of the host's reader, which the scan's thread holds open until the scan ends), and a memoizing
+ * view of the vGPU type resolver, so each physical GPU is asked at most once per scan.
  *
  * <p>Logs state changes, not rounds (docs/RELIABILITY.md): one WARN when a source starts failing (or fails for
  * another reason), one INFO when it answers again; a source that goes on failing for the same reason is DEBUG.
@@ -72,7 +75,7 @@ public final class Scanner {
      *                  allowed but logged as a warning, because nothing will ever be discovered
      */
     public Scanner(Path hostRoot, PciIds pciIds, VgpuTypeResolver vgpuTypes, List<DeviceSource> sources) {
-        this(new Host(hostRoot, pciIds, vgpuTypes), sources);
+        this(Host.of(hostRoot).withPciIds(pciIds).withVgpuTypes(vgpuTypes), sources);
     }
 
     /**
@@ -232,17 +235,13 @@ public final class Scanner {
         // in common once (never an answer from an earlier scan), and a fresh memoizing view of the resolver, so
         // each physical GPU is asked at most once per scan.
         // The scope is sized from the last scan's key count (capped: a hint, not something a hostile host inflates).
-        ConcurrentScanScope scope = new ConcurrentScanScope(expectedScopeKeys);
-        Host host = base.withVgpuTypes(VgpuTypeResolver.memoizing(base.vgpuTypes())).withScanScope(scope);
         DeviceRules rulesNow = Objects.requireNonNull(rules.get(), "device rules");
         Snapshot.Builder next = Snapshot.builder();
-        AttributeFiles.scanStarted();
-        try {
+        try (ScanRound scope = base.files().openRound(expectedScopeKeys)) {
+            Host host = base.withVgpuTypes(VgpuTypeResolver.memoizing(base.vgpuTypes())).withScanScope(scope);
             scanSources(host, rulesNow, previous, next, failures);
-        } finally {
-            AttributeFiles.scanEnded();
+            expectedScopeKeys = Math.min(scope.keys() + scope.keys() / 8 + 16, MAX_EXPECTED_SCOPE_KEYS);
         }
-        expectedScopeKeys = Math.min(scope.size() + scope.size() / 8 + 16, MAX_EXPECTED_SCOPE_KEYS);
         return new Result(next.build(), failures);
     }
 

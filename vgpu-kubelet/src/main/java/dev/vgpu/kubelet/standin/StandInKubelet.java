@@ -5,6 +5,7 @@ import dev.vgpu.kubelet.api.v1beta1.AllocateRequest;
 import dev.vgpu.kubelet.api.v1beta1.AllocateResponse;
 import dev.vgpu.kubelet.api.v1beta1.ContainerAllocateRequest;
 import dev.vgpu.kubelet.api.v1beta1.ContainerPreferredAllocationRequest;
+import dev.vgpu.kubelet.api.v1beta1.DevicePluginConstants;
 import dev.vgpu.kubelet.api.v1beta1.DevicePluginGrpc;
 import dev.vgpu.kubelet.api.v1beta1.DevicePluginOptions;
 import dev.vgpu.kubelet.api.v1beta1.Empty;
@@ -58,7 +59,7 @@ import org.slf4j.LoggerFactory;
 public final class StandInKubelet implements AutoCloseable {
 
     /** The registration socket's file name. */
-    public static final String SOCKET = "kubelet.sock";
+    public static final String SOCKET = DevicePluginConstants.KUBELET_SOCKET;
 
     private static final Logger LOG = LoggerFactory.getLogger(StandInKubelet.class);
     private static final String CHECKPOINT = "kubelet_internal_checkpoint";
