@@ -121,6 +121,17 @@ class ConfigureCliTest {
     }
 
     @Test
+    void aHostWithoutSysfsIsExit1AndSaysSo() throws Exception {
+        Path empty = Files.createDirectories(tmp.resolve("empty"));
+
+        Result r = run("configure", "--vgpu-config", layouts().toString(), "--select", "default", "--host-root",
+                empty.toString(), "--device-plugin-dir", tmp.resolve("dp").toString(), "--no-nvml");
+
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err()).contains("configure: the host's PCI functions cannot be listed under " + empty);
+    }
+
+    @Test
     void theHelpListsConfigureAndItsOptions() {
         Result top = run("--help");
         assertThat(top.out()).contains("configure");

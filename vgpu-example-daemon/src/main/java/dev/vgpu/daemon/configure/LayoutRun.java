@@ -62,7 +62,13 @@ final class LayoutRun {
         } catch (IOException e) {
             throw new IOException("which VFs are in use cannot be told, so nothing is written: " + e.getMessage(), e);
         }
-        HostFacts facts = reader.read(used);
+        HostFacts facts;
+        try {
+            facts = reader.read(used);
+        } catch (IOException e) {
+            throw new IOException("the host's PCI functions cannot be listed under " + reader.root() + " ("
+                    + Printable.of(String.valueOf(e.getMessage()), 200) + "), so nothing is written", e);
+        }
         return new Selection(facts, layout.demands(facts));
     }
 
