@@ -4,7 +4,9 @@
  * card should hold ({@link dev.vgpu.configurator.CardDemand}) into steps or a refusal, as a pure function;
  * {@link dev.vgpu.configurator.Applier} carries the steps out through {@link dev.vgpu.configurator.HostWrites},
  * verifies each write by reading back and rolls a card back when a step fails;
- * {@link dev.vgpu.configurator.sysfs.SysfsVgpuHost} reads and writes a real host's sysfs under a root directory.
+ * {@link dev.vgpu.configurator.sysfs.SysfsVgpuHost} reads and writes a real host's sysfs under a root directory;
+ * {@link dev.vgpu.configurator.file.VgpuConfigFile} reads NVIDIA vgpu-device-manager's layout files and
+ * {@link dev.vgpu.configurator.inuse.KubeletCheckpoint} the kubelet's record of the devices it allocated.
  */
 module dev.vgpu.configurator {
     requires transitive dev.vgpu.core;
@@ -12,7 +14,11 @@ module dev.vgpu.configurator {
     // exported to this module only).
     requires dev.vgpu.sysfs;
     requires org.slf4j;
+    // vgpu-device-manager layout files and the kubelet's device checkpoint.
+    requires org.snakeyaml.engine.v2;
 
     exports dev.vgpu.configurator;
+    exports dev.vgpu.configurator.file;
+    exports dev.vgpu.configurator.inuse;
     exports dev.vgpu.configurator.sysfs;
 }

@@ -52,12 +52,14 @@ public final class Applier {
         Objects.requireNonNull(inUse, "inUse");
         List<CardOutcome> outcomes = new ArrayList<>();
         Map<PciAddress, CardTypes> types = new HashMap<>();
+        Map<PciAddress, Map<String, Integer>> vgpus = new HashMap<>();
         new TreeMap<>(demands).forEach((pf, demand) -> {
             CardRun run = new CardRun(reader, writes, inUse, pf, demand);
             outcomes.add(run.run());
             run.typesRead().ifPresent(read -> types.put(pf, read));
+            run.lastRead().ifPresent(card -> vgpus.put(pf, ApplyReport.byProfile(card)));
         });
-        return new ApplyReport(outcomes, types);
+        return new ApplyReport(outcomes, types, vgpus);
     }
 
     /** Applies a demand to one card. */

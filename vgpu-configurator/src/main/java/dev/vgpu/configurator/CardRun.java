@@ -64,6 +64,11 @@ final class CardRun {
         return Optional.ofNullable(typesRead);
     }
 
+    /** The card as the last read of the run showed it (after a rollback, too), when it could be read. */
+    Optional<CardFacts> lastRead() {
+        return Optional.ofNullable(current);
+    }
+
     CardOutcome run() {
         CardFacts before;
         try {

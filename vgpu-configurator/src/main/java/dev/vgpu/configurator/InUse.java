@@ -2,7 +2,9 @@ package dev.vgpu.configurator;
 
 import dev.vgpu.core.PciAddress;
 import java.io.IOException;
+import java.util.List;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Which VFs are in use now: named in the kubelet's device-plugin checkpoint or in the DRA plugin's prepared claims
@@ -22,6 +24,21 @@ public interface InUse {
     /** Nothing in use. */
     static InUse none() {
         return Set::of;
+    }
+
+    /**
+     * The VFs any of {@code sources} names (the kubelet's checkpoint and the DRA plugin's, say), each asked at every
+     * call; when one cannot tell, neither can the union.
+     */
+    static InUse allOf(InUse... sources) {
+        List<InUse> all = List.of(sources);
+        return () -> {
+            Set<PciAddress> vfs = new TreeSet<>();
+            for (InUse source : all) {
+                vfs.addAll(source.vfs());
+            }
+            return Set.copyOf(vfs);
+        };
     }
 
     /** Always these VFs. */

@@ -86,6 +86,20 @@ final class Checkpoint {
         return new LinkedHashMap<>();
     }
 
+    /**
+     * The claims kept in {@code file}, strictly: a file that is not a usable checkpoint is an {@link IOException}
+     * naming it (for a reader that must not guess, such as the vGPU configurator's in-use check).
+     *
+     * @throws NoSuchFileException when there is no file
+     */
+    static Map<String, PreparedClaim> loadStrictly(Path file) throws IOException {
+        try {
+            return parse(read(file));
+        } catch (Unusable e) {
+            throw new IOException("the prepared-claims checkpoint " + file + " is not usable: " + e.getMessage());
+        }
+    }
+
     /** The file's text: a regular file, not through a link, at most {@value #MAX_BYTES} bytes of UTF-8. */
     private static String read(Path file) throws IOException, Unusable {
         BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class,

@@ -2,10 +2,12 @@ package dev.vgpu.dra;
 
 import dev.vgpu.core.Attachment;
 import dev.vgpu.core.Device;
+import dev.vgpu.core.PciAddress;
 import dev.vgpu.core.Snapshot;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * A device's name in this driver's pool: {@code pci-<bdf with ':' and '.' as '-'>} for a PCI function,
@@ -15,6 +17,8 @@ import java.util.Map;
  */
 public final class DeviceNames {
 
+    private static final String PCI = "pci-";
+
     private DeviceNames() {
     }
 
@@ -22,7 +26,20 @@ public final class DeviceNames {
     public static String of(Device device) {
         String id = device.id().toLowerCase(Locale.ROOT);
         return device.attachment() == Attachment.MEDIATED ? "mdev-" + id
-                : "pci-" + id.replace(':', '-').replace('.', '-');
+                : PCI + id.replace(':', '-').replace('.', '-');
+    }
+
+    /** The PCI address a {@code pci-} name stands for; empty for an mdev's name or anything else. */
+    public static Optional<PciAddress> pciAddress(String name) {
+        if (!name.startsWith(PCI)) {
+            return Optional.empty();
+        }
+        String[] parts = name.substring(PCI.length()).split("-", -1);
+        if (parts.length != 4) {
+            return Optional.empty();
+        }
+        String bdf = parts[0] + ":" + parts[1] + ":" + parts[2] + "." + parts[3];
+        return PciAddress.isValid(bdf) ? Optional.of(PciAddress.parse(bdf)) : Optional.empty();
     }
 
     /** Every advertised device of the snapshot by its pool name. */

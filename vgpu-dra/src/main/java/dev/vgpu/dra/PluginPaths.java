@@ -150,7 +150,7 @@ record PluginPaths(DriverName driver, Path kubeletRoot, Path cdiDir, Path stateD
 
     /** The prepared-claims checkpoint. */
     Path checkpoint() {
-        return stateDir.resolve("dra-prepared-claims");
+        return stateDir.resolve(PreparedDevices.FILE);
     }
 
     /**

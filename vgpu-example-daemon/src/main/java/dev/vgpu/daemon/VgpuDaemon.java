@@ -8,6 +8,7 @@ import dev.vgpu.daemon.cli.HelpText;
 import dev.vgpu.daemon.cli.Refusal;
 import dev.vgpu.daemon.cli.Subcommand;
 import dev.vgpu.daemon.cli.UsageError;
+import dev.vgpu.daemon.configure.ConfigureCommand;
 import dev.vgpu.daemon.demo.DemoCommand;
 import dev.vgpu.daemon.demo.KubeletCommand;
 import dev.vgpu.daemon.discover.DiscoverCommand;
@@ -46,7 +47,7 @@ public final class VgpuDaemon {
 
     /** The subcommands, in the order the top-level help lists them. */
     static final List<Subcommand> SUBCOMMANDS = List.of(ServeCommand.SUBCOMMAND, DiscoverCommand.SUBCOMMAND,
-            DemoCommand.SUBCOMMAND, KubeletCommand.SUBCOMMAND);
+            ConfigureCommand.SUBCOMMAND, DemoCommand.SUBCOMMAND, KubeletCommand.SUBCOMMAND);
     /** Their option tables, in the same order. */
     static final List<CliCommand> COMMANDS = SUBCOMMANDS.stream().map(Subcommand::table).toList();
     private static final String DESCRIPTION = "Kubernetes device plugin for NVIDIA GPUs and vGPUs on KubeVirt.";

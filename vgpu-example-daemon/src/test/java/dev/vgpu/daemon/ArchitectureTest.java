@@ -30,7 +30,7 @@ class ArchitectureTest {
     private static final List<Set<String>> LAYERS = List.of(
             Set.of(ROOT),
             Set.of(ROOT + ".serve", ROOT + ".discover", ROOT + ".demo"),
-            Set.of(ROOT + ".deviceplugin", ROOT + ".dra"),
+            Set.of(ROOT + ".deviceplugin", ROOT + ".dra", ROOT + ".configure"),
             Set.of(ROOT + ".agent"),
             Set.of(ROOT + ".scan", ROOT + ".ops"),
             Set.of(ROOT + ".config"),
@@ -110,8 +110,13 @@ class ArchitectureTest {
         });
         assertThat(naming).as("classes outside the DRA adapter that name DRA code")
                 .filteredOn(c -> !c.startsWith(ROOT + ".dra."))
-                // discover --format deviceclasses prints DRA objects (vgpu-dra renders them) and runs nothing of DRA.
-                .containsExactly(ROOT + ".discover.DeviceClassReport", ROOT + ".serve.DraMode");
+                // discover --format deviceclasses prints DRA objects (vgpu-dra renders them) and runs nothing of DRA;
+                // the vGPU layout reads which VFs prepared claims hold, in either mode.
+                .containsExactlyInAnyOrder(ROOT + ".discover.DeviceClassReport", ROOT + ".serve.DraMode",
+                        ROOT + ".configure.InUseSources");
+        // The layout reads prepared claims through vgpu-dra's file reader only.
+        assertThat(USES.get(ROOT + ".configure.InUseSources")).filteredOn(c -> c.startsWith("dev.vgpu.dra"))
+                .containsExactly("dev.vgpu.dra.PreparedDevices");
         // The DRA mode is made in one place, where --mode says dra; device-plugin mode's classes never name it.
         Set<String> namingTheMode = new TreeSet<>();
         USES.forEach((from, targets) -> {

@@ -32,7 +32,7 @@ class ShortUsageTest {
         Result r = CliTest.run("discovr");
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).isEqualTo("Unknown command: 'discovr'\nPossible solutions: discover\n"
-                + "Usage: vgpu-daemon [-h|-V] [COMMAND]\nCommands: serve, discover, demo, kubelet\n"
+                + "Usage: vgpu-daemon [-h|-V] [COMMAND]\nCommands: serve, discover, configure, demo, kubelet\n"
                 + "Run 'vgpu-daemon --help' for more.\n");
     }
 

@@ -119,6 +119,18 @@ public final class NodeAgent implements AutoCloseable {
 
         /** Prepares the host. */
         void prepare();
+
+        /**
+         * The type names the scans use, given NVML's: a preparation that names types (the vGPU layout, whose full
+         * cards list none) puts its names beside them. Called once, at start.
+         */
+        default dev.vgpu.core.spi.VgpuTypeResolver typeNames(dev.vgpu.core.spi.VgpuTypeResolver nvml) {
+            return nvml;
+        }
+
+        /** Registers the preparation's own metrics beside the agent's. Called once, at start. */
+        default void register(io.prometheus.metrics.model.registry.PrometheusRegistry registry) {
+        }
     }
 
     private final Settings settings;
@@ -170,9 +182,11 @@ public final class NodeAgent implements AutoCloseable {
                 settings.failedScansLimit() == 0 ? "no number of failed scans"
                         : settings.failedScansLimit() + " failed scans in a row");
         Host bare = settings.host();
-        Host host = bare.withVgpuTypes(live.resolverAfter(nvml.vgpuTypeResolver(), bare));
+        Host host = bare.withVgpuTypes(live.resolverAfter(settings.preparation().typeNames(nvml.vgpuTypeResolver()),
+                bare));
         Metrics metrics = new Metrics(Clock.systemUTC());
         metrics.buildInfo(DaemonVersion.current(), settings.pciIds().source());
+        settings.preparation().register(metrics.registry());
         ScheduledExecutorService agentThread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "vgpu-rescan");
             t.setDaemon(true);

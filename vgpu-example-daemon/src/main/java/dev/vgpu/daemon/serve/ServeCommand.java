@@ -7,6 +7,8 @@ import dev.vgpu.daemon.agent.NodeAgent;
 import dev.vgpu.daemon.cli.CliArgs;
 import dev.vgpu.daemon.cli.Refusal;
 import dev.vgpu.daemon.cli.Subcommand;
+import dev.vgpu.daemon.configure.LayoutOptions;
+import dev.vgpu.daemon.configure.LayoutPreparation;
 import dev.vgpu.daemon.process.Shutdown;
 import dev.vgpu.daemon.scan.PciIdsDatabase;
 import dev.vgpu.daemon.scan.Samples;
@@ -14,6 +16,7 @@ import dev.vgpu.hostfiles.HostFiles;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /**
@@ -37,9 +40,16 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        Optional<LayoutOptions.Selected> layout = LayoutOptions.resolve(options.args, env);
+        if (layout.isPresent() && options.sample != null) {
+            throw new Refusal("--vgpu-config and --sample: a layout is applied to --host-root, and a sample host is"
+                    + " only read");
+        }
         ServeRequest request = ServeRequest.resolve(options, env);
+        NodeAgent.HostPreparation preparation = LayoutPreparation.of(layout, request.hostRoot(),
+                options.args.flag(LayoutOptions.SIMULATED_HOST), options.devicePluginDir, request.stateDirectory());
         DirectoryLock lock = request.mode().lock(request.stateDirectory());
-        start(request, lock);
+        start(request, lock, preparation);
         return Subcommand.KEEP_RUNNING;
     }
 
@@ -49,7 +59,7 @@ public final class ServeCommand implements Callable<Integer> {
      * it closes the agent, the lock and the sample host. A start that fails closes the lock and the sample host; a
      * {@link CannotStart} becomes a {@link Refusal} with its message.
      */
-    private static void start(ServeRequest request, DirectoryLock lock) {
+    private static void start(ServeRequest request, DirectoryLock lock, NodeAgent.HostPreparation preparation) {
         Samples.Materialized tree = null;
         try {
             tree = request.sample() == null ? null : Samples.materialize(request.sample());
@@ -61,7 +71,7 @@ public final class ServeCommand implements Callable<Integer> {
                     new NodeAgent.PciIdsInUse(names.toString(), names.description()), request.sources(),
                     request.stateDirectory().map(StateDirectory::of), request.interval(), request.metricsAddress(),
                     request.scanDeadline(), request.failedScansLimit(), request.config(),
-                    request.host(), NodeAgent.HostPreparation.NONE);
+                    request.host(), preparation);
             NodeAgent.start(settings, request.mode().opener(request.stateDirectory()), agent -> Shutdown.onStop(() -> {
                 agent.close();
                 lock.close();

@@ -5,6 +5,7 @@ import dev.vgpu.daemon.cli.CliArgs;
 import dev.vgpu.daemon.cli.CliCommand;
 import dev.vgpu.daemon.cli.CliOption;
 import dev.vgpu.daemon.cli.UsageError;
+import dev.vgpu.daemon.configure.LayoutOptions;
 import dev.vgpu.daemon.scan.ConfigOption;
 import dev.vgpu.daemon.scan.HostOptions;
 import dev.vgpu.daemon.scan.Samples;
@@ -80,7 +81,8 @@ public final class ServeOptions {
                     + " overridden by --sources; VGPU_STATE_DIR, overridden by --state-dir; VGPU_CONFIG, overridden by"
                     + " --config; VGPU_CONFIG_YAML (a configuration's text), used when neither names a file.",
             "SIGHUP rescans at once and reads the --config file again."),
-            CliCommand.join(ScanOptions.OPTIONS, HostOptions.OPTIONS, ConfigOption.OPTIONS, List.of(MODE), DRA_ONLY,
+            CliCommand.join(ScanOptions.OPTIONS, HostOptions.OPTIONS, ConfigOption.OPTIONS, LayoutOptions.OPTIONS,
+                    List.of(MODE), DRA_ONLY,
                     List.of(DEVICE_PLUGIN_DIR, RESCAN_INTERVAL, METRICS_ADDRESS, SCAN_DEADLINE, SAMPLE, FAILED_SCANS)));
 
     final CliArgs args;
@@ -120,6 +122,9 @@ public final class ServeOptions {
         // What the command line alone decides, for both modes.
         if (sample != null && args.has(ScanOptions.HOST_ROOT)) {
             throw new UsageError("--sample and --host-root: give one of them");
+        }
+        if (args.flag(LayoutOptions.SIMULATED_HOST) && !args.has(ScanOptions.HOST_ROOT)) {
+            throw new UsageError("--simulated-host needs --host-root: the simulator's tree is never /");
         }
         if (failedScansLimit < 0) {
             throw new UsageError("invalid --unhealthy-after-failed-scans value " + failedScansLimit
