@@ -308,7 +308,7 @@ class CliTest {
     @CsvSource(delimiter = '|', value = {
         "--metrics-address | nope           | invalid --metrics-address value \"nope\"",
         "--metrics-address | 127.0.0.1:99999 | invalid --metrics-address value",
-        "--metrics-address | ::1:9410       | use HOST:PORT, :PORT or [IPv6]:PORT",
+        "--metrics-address | ::1:0          | use HOST:PORT, :PORT or [IPv6]:PORT",
         "--scan-deadline   | 0s             | invalid --scan-deadline value \"0s\"",
         "--scan-deadline   | 5x             | invalid --scan-deadline value",
     })

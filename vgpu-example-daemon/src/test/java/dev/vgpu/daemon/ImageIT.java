@@ -11,6 +11,7 @@ import dev.vgpu.core.spi.DeviceSources;
 import dev.vgpu.core.spi.Host;
 import dev.vgpu.core.spi.Scanner;
 import dev.vgpu.daemon.scan.HostOptions;
+import dev.vgpu.daemon.serve.ServeOptions;
 import dev.vgpu.daemon.scan.Samples;
 import dev.vgpu.kubelet.standin.StandInKubelet;
 import java.io.IOException;
@@ -175,7 +176,11 @@ class ImageIT {
         Path state = Files.createDirectories(work.resolve("state-" + Math.abs(form.name().hashCode())));
         Path cdi = Files.createDirectories(work.resolve("cdi-" + Math.abs(form.name().hashCode())));
         boolean slot = form.options().contains("--privileged");
-        List<String> run = new ArrayList<>(List.of("run", "--detach", "--publish=127.0.0.1::9410",
+        // The daemon listens on its default port inside the container's own network; podman publishes it on an
+        // ephemeral port of the host (the empty host port), so nothing here binds a fixed port beside a daemon.
+        String inside = ServeOptions.DEFAULT_METRICS_ADDRESS.substring(
+                ServeOptions.DEFAULT_METRICS_ADDRESS.lastIndexOf(':') + 1);
+        List<String> run = new ArrayList<>(List.of("run", "--detach", "--publish=127.0.0.1::" + inside,
                 // the class-data archive's log and where each class came from, in the container's output (the only
                 // flags this test adds)
                 "--env=JAVA_TOOL_OPTIONS=-Xlog:cds=info,aot=info,class+load=info"));
@@ -204,7 +209,7 @@ class ImageIT {
                 assertThat(allocation.envs()).as("%s: Allocate's env", form).containsValue(device);
                 assertThat(allocation.hostPaths()).as("%s: Allocate's device nodes", form).contains("/dev/vfio/vfio");
 
-                String port = podman(30, "port", id, "9410/tcp").ok().strip();
+                String port = podman(30, "port", id, inside + "/tcp").ok().strip();
                 String base = "http://" + port.substring(port.lastIndexOf('\n') + 1);
                 assertThat(get(base + "/healthz")).as("%s: /healthz", form).isEqualTo(200);
                 org.awaitility.Awaitility.await().atMost(WAIT).until(() -> get(base + "/readyz") == 200);

@@ -33,7 +33,6 @@ class ServeAndKubeletIT {
     private static final Pattern PORT = Pattern.compile("metrics and probes on http://[^:]+:(\\d+)/metrics");
     private static final Pattern HOST_ROOT = Pattern.compile("starting: host root (\\S+),");
     private static final String README_DIR = "/tmp/dp";
-    private static final String README_ADDRESS = "127.0.0.1:9410";
 
     private final HttpClient http = HttpClient.newHttpClient();
 
@@ -47,14 +46,16 @@ class ServeAndKubeletIT {
         assertThat(commands).as("the block's java lines").hasSize(2);
         assertThat(commands.get(0).get(0)).isEqualTo("kubelet");
         assertThat(commands.get(1).get(0)).isEqualTo("serve");
+        // The address the README's serve line gives (its readers curl it); this test's daemon binds port 0 instead.
+        String readmeAddress = commands.get(1).get(commands.get(1).indexOf("--metrics-address") + 1);
         // The requests the block makes are the ones this test makes.
-        assertThat(String.join("\n", block)).contains("curl -s " + README_ADDRESS + "/metrics",
-                "curl -si " + README_ADDRESS + "/healthz", "curl -si " + README_ADDRESS + "/readyz", "kill -HUP %1",
+        assertThat(String.join("\n", block)).contains("curl -s " + readmeAddress + "/metrics",
+                "curl -si " + readmeAddress + "/healthz", "curl -si " + readmeAddress + "/readyz", "kill -HUP %1",
                 "kill %1", "mkdir -p " + README_DIR);
 
         Path dir = Files.createDirectories(tmp.resolve("dp"));
-        String[] kubeletArgs = ours(commands.get(0), dir);
-        String[] serveArgs = ours(commands.get(1), dir);
+        String[] kubeletArgs = ours(commands.get(0), dir, readmeAddress);
+        String[] serveArgs = ours(commands.get(1), dir, readmeAddress);
         DaemonProcess kubelet = DaemonProcess.start(DaemonProcess.jar().toString(), tmp.resolve("kubelet.log"),
                 kubeletArgs);
         try (DaemonProcess serve = DaemonProcess.start(DaemonProcess.jar().toString(), tmp.resolve("serve.log"),
@@ -159,9 +160,9 @@ class ServeAndKubeletIT {
     }
 
     /** The README's arguments with this test's directory and a free port (0: the daemon picks, and logs it). */
-    private static String[] ours(List<String> args, Path dir) {
+    private static String[] ours(List<String> args, Path dir, String readmeAddress) {
         return args.stream().map(a -> a.equals(README_DIR) ? dir.toString()
-                : a.equals(README_ADDRESS) ? "127.0.0.1:0" : a).toArray(String[]::new);
+                : a.equals(readmeAddress) ? "127.0.0.1:0" : a).toArray(String[]::new);
     }
 
     private static int port(DaemonProcess daemon) throws IOException {
