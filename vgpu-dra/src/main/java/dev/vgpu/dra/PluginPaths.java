@@ -1,5 +1,6 @@
 package dev.vgpu.dra;
 
+import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.Optional;
@@ -20,8 +21,6 @@ import java.util.List;
  */
 record PluginPaths(DriverName driver, Path kubeletRoot, Path cdiDir, Path stateDir, Optional<String> podUid) {
 
-    /** The longest socket path a {@code sockaddr_un} holds: 108 bytes with the terminating NUL. */
-    static final int MAX_SOCKET_PATH = 107;
     /** A pod UID as the API server makes them: safe in a file name. */
     private static final java.util.regex.Pattern UID = java.util.regex.Pattern.compile("[A-Za-z0-9][A-Za-z0-9-]{0,63}");
 
@@ -53,7 +52,7 @@ record PluginPaths(DriverName driver, Path kubeletRoot, Path cdiDir, Path stateD
 
     /**
      * The socket the kubelet's plugin watcher finds: {@code <kubelet-root>/plugins_registry/<driver>-reg.sock}; with a
-     * pod UID {@code <driver>-<podUid>-reg.sock}, or, where that path would pass {@value #MAX_SOCKET_PATH} bytes,
+     * pod UID {@code <driver>-<podUid>-reg.sock}, or, where that path would pass {@value UnixDomainTransport#MAX_PATH_BYTES} bytes,
      * {@code <driver>-<8 hex digits of the UID's SHA-256>-reg.sock}.
      */
     Path registrationSocket() {
@@ -66,14 +65,10 @@ record PluginPaths(DriverName driver, Path kubeletRoot, Path cdiDir, Path stateD
             return before.substring(0, before.length() - 1) + after;
         }
         String full = before + podUid.get() + after;
-        if (bytes(dir.resolve(full)) <= MAX_SOCKET_PATH) {
+        if (UnixDomainTransport.pathBytes(dir.resolve(full)) <= UnixDomainTransport.MAX_PATH_BYTES) {
             return full;
         }
         return before + hash(podUid.get()) + after;
-    }
-
-    private static int bytes(Path path) {
-        return path.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
     }
 
     private static String hash(String text) {

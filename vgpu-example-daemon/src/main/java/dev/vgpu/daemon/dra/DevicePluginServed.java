@@ -1,7 +1,7 @@
 package dev.vgpu.daemon.dra;
 
 import dev.vgpu.core.ResourceName;
-import java.nio.charset.StandardCharsets;
+import dev.vgpu.kubelet.api.transport.UnixDomainTransport;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -25,8 +25,6 @@ import org.slf4j.LoggerFactory;
 final class DevicePluginServed implements Predicate<ResourceName> {
 
     private static final Logger LOG = LoggerFactory.getLogger(DevicePluginServed.class);
-    /** The longest unix socket path. */
-    private static final int MAX_SOCKET_PATH = 107;
 
     private final Path dir;
     private final Set<ResourceName> warned = ConcurrentHashMap.newKeySet();
@@ -38,10 +36,10 @@ final class DevicePluginServed implements Predicate<ResourceName> {
 
     @Override
     public boolean test(ResourceName resource) {
-        int room = MAX_SOCKET_PATH - dir.toString().getBytes(StandardCharsets.UTF_8).length - 1;
-        boolean served = Files.exists(dir.resolve(resource.socketFileName()), LinkOption.NOFOLLOW_LINKS)
-                || resource.socketFileName(room).map(name -> Files.exists(dir.resolve(name),
-                        LinkOption.NOFOLLOW_LINKS)).orElse(false);
+        // The name a device plugin gives its socket here: the full one whenever it fits the path's bytes.
+        int room = UnixDomainTransport.MAX_PATH_BYTES - (UnixDomainTransport.pathBytes(dir.resolve("x")) - 1);
+        boolean served = resource.socketFileName(room)
+                .map(name -> Files.exists(dir.resolve(name), LinkOption.NOFOLLOW_LINKS)).orElse(false);
         if (served && warned.add(resource)) {
             LOG.warn("Resource {} is also served by a device plugin on this node ({} has its socket): an"
                     + " extended-resource claim of it gets no PCI_RESOURCE_/MDEV_PCI_RESOURCE_ environment from this"
