@@ -55,12 +55,15 @@ public final class LayoutPreparation implements NodeAgent.HostPreparation {
     private volatile VgpuTypeResolver published = VgpuTypeResolver.none();
     /** NVML's names, once the agent gave them. */
     private volatile VgpuTypeResolver nvml = VgpuTypeResolver.none();
+    /** Agent thread only: the layout read at start, used by the first run (later runs read the file again). */
+    private VgpuLayout readAtStart;
     /** VFs per profile after the last run. */
     private volatile Map<String, Integer> vgpus = Map.of();
 
-    private LayoutPreparation(LayoutOptions.Selected selected, LayoutHost host, InUseSources sources,
-                              Optional<Path> stateDir) {
+    private LayoutPreparation(LayoutOptions.Selected selected, VgpuLayout readAtStart, LayoutHost host,
+                              InUseSources sources, Optional<Path> stateDir) {
         this.selected = selected;
+        this.readAtStart = readAtStart;
         this.host = host;
         this.sources = sources;
         this.stateDir = stateDir;
@@ -84,8 +87,8 @@ public final class LayoutPreparation implements NodeAgent.HostPreparation {
         if (selected.isEmpty()) {
             return NodeAgent.HostPreparation.NONE;
         }
-        LayoutOptions.loadOrRefuse(selected.get());
-        return new LayoutPreparation(selected.get(), LayoutHost.of(hostRoot, simulated),
+        VgpuLayout layout = LayoutOptions.loadOrRefuse(selected.get());
+        return new LayoutPreparation(selected.get(), layout, LayoutHost.of(hostRoot, simulated),
                 new InUseSources(devicePluginDir, stateDir), stateDir);
     }
 
@@ -106,9 +109,12 @@ public final class LayoutPreparation implements NodeAgent.HostPreparation {
 
     @Override
     public void prepare() {
-        VgpuLayout layout;
+        VgpuLayout layout = readAtStart;
+        readAtStart = null;
         try {
-            layout = selected.load();
+            if (layout == null) {
+                layout = selected.load();
+            }
         } catch (InvalidVgpuConfigException e) {
             applies.labelValues("invalid").inc();
             LOG.warn("vGPU layout not applied, the host stays as it is: {}", selected.problem(e));
